@@ -1,0 +1,212 @@
+//===- AttnOps.td - the attn dialect and its operations ----*- tablegen -*-===//
+//
+// The `attn` dialect states attention's semantics exactly, so that every
+// transformation of attnfuse (raising, tiling, GPU code generation) can be
+// checked against one definition.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNFUSE_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTNFUSE_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::attnfuse::attn";
+  let summary = "Attention, stated exactly";
+  let description = [{
+    The `attn` dialect carries scaled dot-product attention as one operation
+    whose semantics are fixed down to the masking of empty rows and the
+    random numbers of dropout. Every lowering of attnfuse (the naive
+    reference lowering, the tiled FlashAttention lowering, the GPU kernels)
+    computes the function defined here; only the order of floating-point
+    accumulation differs.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasCanonicalizer = 0;
+}
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Attn_MaskKind : I32EnumAttr<"MaskKind", "structural attention mask", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"causal", 1>,
+    I32EnumAttrCase<"sliding_window", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::attnfuse::attn";
+}
+def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Attn_MaskAlignment : I32EnumAttr<"MaskAlignment",
+    "how query rows are aligned to key columns when Nq != Nk", [
+    I32EnumAttrCase<"top_left", 0>,
+    I32EnumAttrCase<"bottom_right", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::attnfuse::attn";
+}
+def Attn_MaskAlignmentAttr
+    : EnumAttr<Attn_Dialect, Attn_MaskAlignment, "alignment"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// attn.attention
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects]> {
+  let summary = "scaled dot-product attention, with masks, bias, score "
+                "modification, dropout and grouped key/value heads";
+  let description = [{
+    Computes, with every product and sum accumulated in f32,
+
+    ```
+    S[b,h,q,k] = scale * sum_d Q[b,h,q,d] * K[b,h/G,k,d]
+    T[b,h,q,k] = score_mod(S[b,h,q,k], b, h, q, k) + bias[b,h,q,k]
+    T[b,h,q,k] = -inf   where the structural mask or keep_mask hides (q, k)
+    m[b,h,q]   = max_k T[b,h,q,k]          m' = (m == -inf) ? 0 : m
+    l[b,h,q]   = sum_k exp(T[b,h,q,k] - m')
+    P[b,h,q,k] = (l > 0) ? exp(T[b,h,q,k] - m') / l : 0
+    P[b,h,q,k] = keep(seed,b,h,q,k) ? P[b,h,q,k] * (1 / (1 - p)) : 0   (dropout)
+    O[b,h,q,e] = sum_k P[b,h,q,k] * V[b,h/G,k,e]
+    lse[b,h,q] = m' + log(l)
+    ```
+
+    with `Q : [B, Hq, Nq, Dqk]`, `K : [B, Hkv, Nk, Dqk]`, `V : [B, Hkv, Nk, Dv]`,
+    `O : [B, Hq, Nq, Dv]` and `G = Hq / Hkv` (grouped-query attention; `Hkv = 1`
+    is multi-query attention). `O` has the element type of `Q` (f16, bf16 or
+    f32; Q, K and V share it); the optional second result `lse` is the row
+    log-sum-exp in f32, `[B, Hq, Nq]`, which the backward pass needs.
+
+    * `scale` defaults to `1 / sqrt(Dqk)`.
+    * `mask` is the structural mask. With `off = Nk - Nq` for
+      `alignment = #attn.alignment<bottom_right>` and `off = 0` for
+      `top_left` (the default), query `q` sees key `k` iff
+      `-window_left <= k - (q + off) <= window_right`. `causal` is
+      `window_left = inf, window_right = 0`; `sliding_window` takes both
+      bounds (non-negative) as attributes; `none` hides nothing.
+    * `bias` (any float type) and `keep_mask` (`i1`, true = keep) have rank at
+      most 4 and broadcast to `[B, Hq, Nq, Nk]` with numpy's rules (aligned on
+      the right, each dimension 1 or full size).
+    * The optional `score_mod` region is a pointwise function of the scaled
+      score (f32) and its coordinates `(b, h, q, k)` (index) that yields the
+      new score (f32) with `attn.yield`; softcapping, ALiBi and
+      relative-position terms are written here. Its operations must be free
+      of memory effects.
+    * `dropout_p` in `[0, 1)` drops probabilities after normalization, from a
+      counter-based generator, so a backward pass regenerates the same mask:
+      `r = Philox4x32-10(counter = (k, q, h, b), key = (seed[31:0], seed[63:32]))`,
+      word 0, and `(q, k)` is kept iff `r >= floor(p * 2^32)`. The `seed`
+      operand (i64) is present iff `dropout_p > 0`.
+    * **Rows in which every key is hidden** (by the masks, or by a bias or
+      `score_mod` of `-inf`) produce `O = 0` and `lse = -inf`; they never
+      produce NaN.
+
+    Example (grouped-query, causal, bottom-right aligned, softcapped scores):
+
+    ```mlir
+    %o, %lse = attn.attention
+        ins(%q, %k, %v : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
+                         tensor<2x2x256x64xbf16>)
+        {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>}
+        score_mod {
+        ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+          %cap = arith.constant 50.0 : f32
+          %x = arith.divf %s, %cap : f32
+          %t = math.tanh %x : f32
+          %y = arith.mulf %t, %cap : f32
+          attn.yield %y : f32
+        } -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$bias,
+    Optional<AnyRankedTensor>:$keep_mask,
+    Optional<I64>:$seed,
+    OptionalAttr<F32Attr>:$scale,
+    DefaultValuedAttr<Attn_MaskKindAttr, "MaskKind::none">:$mask,
+    DefaultValuedAttr<Attn_MaskAlignmentAttr,
+                      "MaskAlignment::top_left">:$alignment,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    DefaultValuedAttr<F32Attr, "0.0f">:$dropout_p
+  );
+  let results = (outs AnyRankedTensor:$output,
+                      Optional<AnyRankedTensor>:$lse);
+  let regions = (region AnyRegion:$score_mod);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+        type($value) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`keep` `(` $keep_mask^ `:` type($keep_mask) `)`)?
+    (`seed` `(` $seed^ `)`)?
+    attr-dict
+    (`score_mod` $score_mod^)?
+    `->` type(results)
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
+
+  let extraClassDeclaration = [{
+    /// Sizes read off the operand types (the verifier guarantees rank 4).
+    int64_t getBatchSize() { return getQueryType().getDimSize(0); }
+    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
+    int64_t getNumKeyValueHeads() { return getKeyType().getDimSize(1); }
+    int64_t getQueryLength() { return getQueryType().getDimSize(2); }
+    int64_t getKeyLength() { return getKeyType().getDimSize(2); }
+    int64_t getHeadDimQK() { return getQueryType().getDimSize(3); }
+    int64_t getHeadDimV() { return getValueType().getDimSize(3); }
+    /// Query heads per key/value head (G = Hq / Hkv).
+    int64_t getGroupSize() { return getNumQueryHeads() / getNumKeyValueHeads(); }
+
+    ::mlir::RankedTensorType getQueryType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
+    }
+    ::mlir::RankedTensorType getKeyType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getKey().getType());
+    }
+    ::mlir::RankedTensorType getValueType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getValue().getType());
+    }
+
+    /// The scale applied to Q.K^T: the attribute, or 1/sqrt(Dqk).
+    float getScaleOrDefault();
+
+    /// True when a score_mod region is present.
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+
+    /// The structural mask as a window on `k - (q + offset)`:
+    /// `-left <= k - (q + offset) <= right`. Unbounded sides are INT64_MAX.
+    struct Window { int64_t left, right, offset; };
+    Window getMaskWindow();
+  }];
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+  let summary = "yields the modified score from a score_mod region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
+#endif // ATTNFUSE_DIALECT_ATTN_IR_ATTNOPS_TD

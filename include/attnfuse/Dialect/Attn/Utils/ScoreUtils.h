@@ -1,0 +1,45 @@
+//===- ScoreUtils.h - scalar pieces of attention's score pipeline -*- C++ -*-//
+//
+// Builders for the per-element parts of attn.attention's semantics (structural
+// mask, score modification, dropout keep decision). Every lowering builds them
+// through these functions, so the reference lowering and the fused kernels
+// compute the same thing by construction.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_DIALECT_ATTN_UTILS_SCOREUTILS_H
+#define ATTNFUSE_DIALECT_ATTN_UTILS_SCOREUTILS_H
+
+#include "attnfuse/Dialect/Attn/IR/Attn.h"
+
+namespace attnfuse::attn {
+
+/// Returns an i1 that is true iff query `q` sees key `k` (both index) under
+/// the op's structural mask, or a null Value when the mask hides nothing.
+mlir::Value buildStructuralMaskVisible(mlir::OpBuilder &b, mlir::Location loc,
+                                       AttentionOp op, mlir::Value q,
+                                       mlir::Value k);
+
+/// Clones the op's score_mod region at the builder's insertion point with
+/// (score, b, h, q, k) substituted and returns the yielded f32 score. Returns
+/// `score` unchanged when there is no region.
+mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
+                          AttentionOp op, mlir::Value score,
+                          mlir::ValueRange coords);
+
+/// Returns the 32-bit Philox4x32-10 word 0 for counter (k, q, h, b) and key
+/// (seed[31:0], seed[63:32]), as an i64 holding an unsigned 32-bit value.
+/// `seed` is i64; coordinates are index.
+mlir::Value buildPhilox(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value seed, mlir::ValueRange bhqk);
+
+/// The dropout threshold: an element is kept iff philox >= threshold.
+uint64_t getDropoutThreshold(double p);
+
+/// Returns an i1 that is true iff dropout keeps element (b, h, q, k).
+mlir::Value buildDropoutKeep(mlir::OpBuilder &b, mlir::Location loc,
+                             AttentionOp op, mlir::Value seed,
+                             mlir::ValueRange bhqk);
+
+} // namespace attnfuse::attn
+
+#endif // ATTNFUSE_DIALECT_ATTN_UTILS_SCOREUTILS_H

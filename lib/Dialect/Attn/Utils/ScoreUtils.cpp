@@ -1,0 +1,109 @@
+//===- ScoreUtils.cpp - scalar pieces of attention's score pipeline -------===//
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
+
+#include "mlir/IR/IRMapping.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace attnfuse::attn {
+
+Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOp op,
+                                 Value q, Value k) {
+  AttentionOp::Window w = op.getMaskWindow();
+  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  if (w.left == kUnbounded && w.right == kUnbounded)
+    return Value();
+  // rel = k - (q + offset); visible iff -left <= rel <= right.
+  Value shifted = arith::AddIOp::create(
+      b, loc, q, arith::ConstantIndexOp::create(b, loc, w.offset));
+  Value rel = arith::SubIOp::create(b, loc, k, shifted);
+  Value visible;
+  if (w.right != kUnbounded)
+    visible = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sle, rel,
+        arith::ConstantIndexOp::create(b, loc, w.right));
+  if (w.left != kUnbounded) {
+    Value ok = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, rel,
+        arith::ConstantIndexOp::create(b, loc, -w.left));
+    visible = visible ? arith::AndIOp::create(b, loc, visible, ok) : ok;
+  }
+  return visible;
+}
+
+Value buildScoreMod(OpBuilder &b, Location loc, AttentionOp op, Value score,
+                    ValueRange coords) {
+  if (!op.hasScoreMod())
+    return score;
+  Block &block = op.getScoreMod().front();
+  IRMapping map;
+  map.map(block.getArgument(0), score);
+  for (auto [arg, coord] : llvm::zip(block.getArguments().drop_front(), coords))
+    map.map(arg, coord);
+  for (Operation &inner : block.without_terminator())
+    b.clone(inner, map);
+  return map.lookup(cast<YieldOp>(block.getTerminator()).getValues().front());
+}
+
+Value buildPhilox(OpBuilder &b, Location loc, Value seed, ValueRange bhqk) {
+  // Philox4x32-10 (Salmon et al., SC'11) in 64-bit integer arithmetic, every
+  // value an unsigned 32-bit number held in an i64.
+  Type i64 = b.getI64Type();
+  auto cst = [&](uint64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(v));
+  };
+  Value mask32 = cst(0xFFFFFFFFull), sh32 = cst(32);
+  auto lo32 = [&](Value v) -> Value {
+    return arith::AndIOp::create(b, loc, v, mask32);
+  };
+  auto toU32 = [&](Value idx) -> Value {
+    return lo32(arith::IndexCastUIOp::create(b, loc, i64, idx));
+  };
+  // counter = (k, q, h, b), key = (seed lo, seed hi).
+  Value c0 = toU32(bhqk[3]), c1 = toU32(bhqk[2]), c2 = toU32(bhqk[1]),
+        c3 = toU32(bhqk[0]);
+  Value k0 = lo32(seed), k1 = arith::ShRUIOp::create(b, loc, seed, sh32);
+  Value m0 = cst(0xD2511F53ull), m1 = cst(0xCD9E8D57ull);
+  Value w0 = cst(0x9E3779B9ull), w1 = cst(0xBB67AE85ull);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 = lo32(arith::AddIOp::create(b, loc, k0, w0));
+      k1 = lo32(arith::AddIOp::create(b, loc, k1, w1));
+    }
+    // (hi0, lo0) = M0 * c0, (hi1, lo1) = M1 * c2: 32x32 -> 64-bit products.
+    Value p0 = arith::MulIOp::create(b, loc, m0, c0);
+    Value p1 = arith::MulIOp::create(b, loc, m1, c2);
+    Value hi0 = arith::ShRUIOp::create(b, loc, p0, sh32), lo0 = lo32(p0);
+    Value hi1 = arith::ShRUIOp::create(b, loc, p1, sh32), lo1 = lo32(p1);
+    // c = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0)
+    Value n0 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, hi1, c1), k0);
+    Value n2 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, hi0, c3), k1);
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+  }
+  return c0;
+}
+
+uint64_t getDropoutThreshold(double p) {
+  return static_cast<uint64_t>(std::floor(p * 4294967296.0));
+}
+
+Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOp op, Value seed,
+                       ValueRange bhqk) {
+  uint64_t threshold =
+      getDropoutThreshold(op.getDropoutP().convertToDouble());
+  Value r = buildPhilox(b, loc, seed, bhqk);
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::uge, r,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                   static_cast<int64_t>(threshold)));
+}
+
+} // namespace attnfuse::attn

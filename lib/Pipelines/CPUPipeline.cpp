@@ -1,0 +1,60 @@
+//===- CPUPipeline.cpp - attn-lower-to-cpu-pipeline -----------------------===//
+#include "attnfuse/Pipelines/Pipelines.h"
+#include "attnfuse/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
+                                           const CPUPipelineOptions &options) {
+  // Attention to linalg on tensors. The fused (tiled) lowering and the raising
+  // plug in here for the non-naive pipeline once they exist; today both
+  // pipelines lower attention through the reference lowering.
+  (void)options.naive;
+  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+
+  // Tensors to buffers, with identity layouts at function boundaries.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // Loops, then LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void attnfuse::registerAttnFusePipelines() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "attn-lower-to-cpu-pipeline",
+      "Lower attn and upstream tensor-level IR to the LLVM dialect for the "
+      "host CPU (the pipeline attnfuse-run executes)",
+      buildAttnLowerToCPUPipeline);
+}

@@ -1,0 +1,39 @@
+# -*- Python -*-
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTNFUSE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attnfuse_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "lib"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%reference", config.python_executable + " " +
+     os.path.join(config.test_source_root, "lib", "reference.py")))
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.attnfuse_tools_dir, config.llvm_tools_dir]
+tools = ["attnfuse-opt", "attnfuse-run"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# GPU tests need a CUDA driver and a device; they are skipped elsewhere.
+if config.enable_cuda and shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                          timeout=30).returncode == 0:
+            config.available_features.add("cuda")
+    except Exception:
+        pass
