@@ -1,0 +1,270 @@
+// RUN: attnfuse-opt %s -split-input-file -verify-diagnostics
+
+func.func @rank(%q: tensor<2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{query must have rank 4 [B, Hq, Nq, Dqk], got rank 3}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @dynamic(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{key must have a static shape, got 'tensor<1x2x?x16xf32>' (dynamic shapes are not supported)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @element_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf64>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{value element type must be f16, bf16 or f32, got 'f64'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf64>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @mixed_element_types(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{query, key and value must have the same element type, got 'f32', 'f16' and 'f32'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @batch(%q: tensor<1x2x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{batch sizes differ: query 1, key 2, value 1}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @kv_heads(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{key and value must have the same number of heads, got 2 and 1}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @kv_length(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x9x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{key and value must have the same sequence length, got 8 and 9}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x9x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @head_dim(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x32xf32>, %v: tensor<1x2x8x32xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{query and key head dimensions differ: 16 and 32}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x32xf32>, tensor<1x2x8x32xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @zero_size(%q: tensor<1x2x0x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x0x16xf32> {
+  // expected-error @+1 {{query, key and value dimensions must be positive}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x0x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x0x16xf32>
+  return %o : tensor<1x2x0x16xf32>
+}
+
+// -----
+
+func.func @gqa(%q: tensor<1x3x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x3x8x16xf32> {
+  // expected-error @+1 {{number of query heads (3) must be a multiple of the number of key/value heads (2)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x3x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x3x8x16xf32>
+  return %o : tensor<1x3x8x16xf32>
+}
+
+// -----
+
+func.func @output_shape(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{output must be 'tensor<1x2x8x16xf32>' ([B, Hq, Nq, Dv] in the query's element type), got 'tensor<1x2x8x8xf32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @output_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{output must be 'tensor<1x2x8x16xf32>' ([B, Hq, Nq, Dv] in the query's element type), got 'tensor<1x2x8x16xf16>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf16>
+  return %o : tensor<1x2x8x16xf16>
+}
+
+// -----
+
+func.func @bias_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<8x8xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{bias element type must be a float type, got 'i32'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<8x8xi32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @bias_rank(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<1x1x2x8x8xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{bias must have rank at most 4, got rank 5}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<1x1x2x8x8xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @bias_dynamic(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<?x8xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{bias must have a static shape}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<?x8xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @bias_broadcast(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<1x3x8x8xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{bias of shape [1, 3, 8, 8] does not broadcast to [B, Hq, Nq, Nk] = [1, 2, 8, 8] (dimension 1 is 3, expected 1 or 2)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<1x3x8x8xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @keep_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %m: tensor<8x8xi8>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{keep_mask element type must be i1, got 'i8'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) keep(%m : tensor<8x8xi8>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @keep_broadcast(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %m: tensor<7xi1>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{keep_mask of shape [7] does not broadcast to [B, Hq, Nq, Nk] = [1, 2, 8, 8] (dimension 0 is 7, expected 1 or 8)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) keep(%m : tensor<7xi1>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @scale(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{scale must be finite}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {scale = 0x7F800000 : f32} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @window_attrs(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{window_left and window_right require mask = #attn.mask<sliding_window>}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {mask = #attn.mask<causal>, window_left = 2} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @window_missing(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{a sliding_window mask requires both window_left and window_right}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {mask = #attn.mask<sliding_window>, window_left = 2} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @window_negative(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{window bounds must be non-negative, got window_left = -1, window_right = 2}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {mask = #attn.mask<sliding_window>, window_left = -1, window_right = 2} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @alignment(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{alignment = #attn.alignment<bottom_right> requires a causal or sliding_window mask}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {alignment = #attn.alignment<bottom_right>} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @dropout_range(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{dropout_p must be in [0, 1), got 1}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {dropout_p = 1.0 : f32} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @dropout_seed(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{dropout_p > 0 requires a seed operand}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {dropout_p = 0.5 : f32} -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @seed_without_dropout(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %s: i64) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{a seed operand requires dropout_p > 0}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) seed(%s) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @lse(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8xf16> {
+  // expected-error @+1 {{lse must be 'tensor<1x2x8xf32>' ([B, Hq, Nq] in f32), got 'tensor<1x2x8xf16>'}}
+  %o, %l = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>, tensor<1x2x8xf16>
+  return %l : tensor<1x2x8xf16>
+}
+
+// -----
+
+func.func @region_signature(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{score_mod region must take (score: f32, b: index, h: index, q: index, k: index)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) score_mod {
+  ^bb0(%s: f32, %i: index):
+    attn.yield %s : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @region_yield(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{score_mod region must end with attn.yield of one f32 value}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.extf %s : f32 to f64
+    attn.yield %d : f64
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @region_blocks(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{score_mod region must have exactly one block}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    cf.br ^bb1
+  ^bb1:
+    attn.yield %s : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @region_effects(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %buf: memref<f32>) -> tensor<1x2x8x16xf32> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{'memref.load' op inside a score_mod region must be free of memory effects}}
+    %x = memref.load %buf[] : memref<f32>
+    attn.yield %x : f32
+  } -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @yield_parent(%x: f32) {
+  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.attention'}}
+  attn.yield %x : f32
+}

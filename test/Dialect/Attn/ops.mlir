@@ -1,0 +1,74 @@
+// RUN: attnfuse-opt %s | attnfuse-opt | FileCheck %s
+// RUN: attnfuse-opt %s --mlir-print-op-generic | attnfuse-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @plain
+// CHECK:         %[[O:.+]] = attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32>
+// CHECK:         return %[[O]]
+func.func @plain(%q: tensor<1x4x16x32xf32>, %k: tensor<1x4x16x32xf32>,
+                 %v: tensor<1x4x16x32xf32>) -> tensor<1x4x16x32xf32> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x4x16x32xf32>,
+                          tensor<1x4x16x32xf32>, tensor<1x4x16x32xf32>)
+      -> tensor<1x4x16x32xf32>
+  return %o : tensor<1x4x16x32xf32>
+}
+
+// CHECK-LABEL: func.func @gqa_causal_lse
+// CHECK:         %{{.+}}, %[[LSE:.+]] = attn.attention
+// CHECK-SAME:      alignment = #attn.alignment<bottom_right>
+// CHECK-SAME:      mask = #attn.mask<causal>
+// CHECK-SAME:      scale = 1.250000e-01 : f32
+// CHECK-SAME:      -> tensor<2x8x16x64xbf16>, tensor<2x8x16xf32>
+func.func @gqa_causal_lse(%q: tensor<2x8x16x64xbf16>, %k: tensor<2x2x32x64xbf16>,
+                          %v: tensor<2x2x32x64xbf16>)
+    -> (tensor<2x8x16x64xbf16>, tensor<2x8x16xf32>) {
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xbf16>,
+                                tensor<2x2x32x64xbf16>, tensor<2x2x32x64xbf16>)
+      {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>,
+       scale = 0.125 : f32}
+      -> tensor<2x8x16x64xbf16>, tensor<2x8x16xf32>
+  return %o, %lse : tensor<2x8x16x64xbf16>, tensor<2x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @window_bias_keep_dropout
+// CHECK:         attn.attention
+// CHECK-SAME:      bias(%{{.+}} : tensor<16x32xf16>)
+// CHECK-SAME:      keep(%{{.+}} : tensor<1x1x1x32xi1>)
+// CHECK-SAME:      seed(%{{.+}})
+// CHECK-SAME:      dropout_p = 1.000000e-01 : f32
+// CHECK-SAME:      mask = #attn.mask<sliding_window>
+// CHECK-SAME:      window_left = 4 : i64, window_right = 2 : i64
+func.func @window_bias_keep_dropout(
+    %q: tensor<1x2x16x32xf16>, %k: tensor<1x1x32x32xf16>,
+    %v: tensor<1x1x32x48xf16>, %bias: tensor<16x32xf16>,
+    %keep: tensor<1x1x1x32xi1>, %seed: i64) -> tensor<1x2x16x48xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x16x32xf16>,
+                          tensor<1x1x32x32xf16>, tensor<1x1x32x48xf16>)
+      bias(%bias : tensor<16x32xf16>) keep(%keep : tensor<1x1x1x32xi1>)
+      seed(%seed)
+      {mask = #attn.mask<sliding_window>, window_left = 4, window_right = 2,
+       dropout_p = 0.1 : f32}
+      -> tensor<1x2x16x48xf16>
+  return %o : tensor<1x2x16x48xf16>
+}
+
+// CHECK-LABEL: func.func @softcap
+// CHECK:         attn.attention
+// CHECK:         score_mod {
+// CHECK:         ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK:           %[[T:.+]] = math.tanh
+// CHECK:           attn.yield %{{.+}} : f32
+// CHECK:         } -> tensor<1x1x8x16xf32>
+func.func @softcap(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>,
+                   %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 30.0 : f32
+        %x = arith.divf %s, %cap : f32
+        %t = math.tanh %x : f32
+        %y = arith.mulf %t, %cap : f32
+        attn.yield %y : f32
+      } -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
