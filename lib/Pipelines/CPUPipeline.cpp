@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -16,11 +17,15 @@ using namespace mlir;
 
 void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
                                            const CPUPipelineOptions &options) {
-  // Attention to linalg on tensors. The fused (tiled) lowering and the raising
-  // plug in here for the non-naive pipeline once they exist; today both
-  // pipelines lower attention through the reference lowering.
-  (void)options.naive;
-  pm.addPass(createConvertAttnToLinalg());
+  // Attention: the naive pipeline materializes the reference computation;
+  // attnfuse's pipeline emits the tiled FlashAttention algorithm.
+  if (options.naive) {
+    pm.addPass(createConvertAttnToLinalg());
+  } else {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createConvertAttnToSCF(
+        ConvertAttnToSCFOptions{options.blockQ, options.blockK}));
+  }
   pm.addPass(createCanonicalizerPass());
 
   // Tensors to buffers, with identity layouts at function boundaries.
@@ -32,7 +37,8 @@ void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Loops, then LLVM.
+  // Loops (the parallel ones run sequentially on the host), then LLVM.
+  pm.addPass(createForallToForLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

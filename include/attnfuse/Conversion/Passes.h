@@ -3,6 +3,7 @@
 #define ATTNFUSE_CONVERSION_PASSES_H
 
 #include "attnfuse/Conversion/AttnToLinalg/AttnToLinalg.h"
+#include "attnfuse/Conversion/AttnToSCF/AttnToSCF.h"
 #include "mlir/Pass/Pass.h"
 
 namespace attnfuse {

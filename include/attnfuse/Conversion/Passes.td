@@ -28,4 +28,40 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   ];
 }
 
+def ConvertAttnToSCF : Pass<"convert-attn-to-scf"> {
+  let summary = "Lower attn.attention to the tiled FlashAttention algorithm "
+                "(online softmax over key blocks, O(N) memory)";
+  let description = [{
+    Rewrites every `attn.attention` into FlashAttention's forward algorithm,
+    target-independent:
+
+    * `scf.forall` over (batch, query head, query block): the parallel loops;
+    * inside, `scf.for` over key/value blocks carrying the running row max
+      `m`, row sum `l` and the f32 output accumulator `acc`:
+      `m' = max(m, rowmax(S))`, `alpha = exp(m - m')`, `P = exp(S - m')`,
+      `l' = alpha * l + rowsum(P)`, `acc' = alpha * acc + dropout(P) V`;
+    * at the end `O = acc / l` (0 for empty rows) and `lse = m + log(l)`.
+
+    Scale, score modification, bias, masks and dropout are applied to each
+    block's scores. Key blocks that the causal or sliding-window mask hides
+    entirely are not visited (the loop bounds exclude them); blocks that it
+    shows entirely skip the mask computation (an `scf.if` picks the
+    unmasked variant). Sizes need not be multiples of the block sizes.
+    No tensor has both a query-length and a key-length dimension.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per block">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"64",
+           "Key rows per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTNFUSE_CONVERSION_PASSES_TD

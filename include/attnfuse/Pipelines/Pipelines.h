@@ -16,6 +16,14 @@ struct CPUPipelineOptions
                      "(convert-attn-to-linalg) and everything else through "
                      "upstream passes only: the oracle of attnfuse-run"),
       llvm::cl::init(false)};
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("Query rows per block of the tiled "
+                                        "attention lowering"),
+                         llvm::cl::init(64)};
+  Option<int64_t> blockK{*this, "block-k",
+                         llvm::cl::desc("Key rows per block of the tiled "
+                                        "attention lowering"),
+                         llvm::cl::init(64)};
 };
 
 /// Adds the passes that take a module of attn + upstream tensor-level ops

@@ -130,31 +130,19 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   maps.push_back(h.map(4, {d0, d1, d2, d3}));
   bool hasBias = static_cast<bool>(op.getBias());
   bool hasKeep = static_cast<bool>(op.getKeepMask());
-  float scale = op.getScaleOrDefault();
   Value masked =
       h.generic(scoreType, ins, tensor::EmptyOp::create(b, loc, scoreShape, h.f32),
                 maps, {par, par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                  GenericBuilder n{nb, l, op, h.f32};
                   SmallVector<Value> bhqk;
                   for (int64_t i = 0; i < 4; ++i)
                     bhqk.push_back(linalg::IndexOp::create(nb, l, i));
-                  Value t = arith::MulFOp::create(nb, l, a[0], n.constF32(scale));
-                  t = buildScoreMod(nb, l, op, t, bhqk);
                   unsigned next = 1;
-                  if (hasBias)
-                    t = arith::AddFOp::create(nb, l, t, n.toF32(a[next++]));
-                  Value visible =
-                      buildStructuralMaskVisible(nb, l, op, bhqk[2], bhqk[3]);
-                  if (hasKeep) {
-                    Value keep = a[next++];
-                    visible = visible
-                                  ? arith::AndIOp::create(nb, l, visible, keep)
-                                  : keep;
-                  }
-                  if (visible)
-                    t = arith::SelectOp::create(nb, l, visible, t,
-                                                n.constF32(negInf));
+                  Value biasElem = hasBias ? a[next++] : Value();
+                  Value keepElem = hasKeep ? a[next++] : Value();
+                  Value t = buildMaskedScore(nb, l, op, a[0], bhqk, biasElem,
+                                             keepElem,
+                                             /*applyStructuralMask=*/true);
                   linalg::YieldOp::create(nb, l, ValueRange{t});
                 })
           .getResult(0);

@@ -48,6 +48,33 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOp op, Value score,
   return map.lookup(cast<YieldOp>(block.getTerminator()).getValues().front());
 }
 
+Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOp op, Value s,
+                       ValueRange bhqk, Value bias, Value keep,
+                       bool applyStructuralMask) {
+  Type f32 = b.getF32Type();
+  Value t = arith::MulFOp::create(
+      b, loc, s,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(op.getScaleOrDefault())));
+  t = buildScoreMod(b, loc, op, t, bhqk);
+  if (bias) {
+    if (bias.getType() != f32)
+      bias = bias.getType().getIntOrFloatBitWidth() < 32
+                 ? Value(arith::ExtFOp::create(b, loc, f32, bias))
+                 : Value(arith::TruncFOp::create(b, loc, f32, bias));
+    t = arith::AddFOp::create(b, loc, t, bias);
+  }
+  Value visible;
+  if (applyStructuralMask)
+    visible = buildStructuralMaskVisible(b, loc, op, bhqk[2], bhqk[3]);
+  if (keep)
+    visible = visible ? arith::AndIOp::create(b, loc, visible, keep) : keep;
+  if (!visible)
+    return t;
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, visible, t, negInf);
+}
+
 Value buildPhilox(OpBuilder &b, Location loc, Value seed, ValueRange bhqk) {
   // Philox4x32-10 (Salmon et al., SC'11) in 64-bit integer arithmetic, every
   // value an unsigned 32-bit number held in an i64.

@@ -26,6 +26,15 @@ mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
                           AttentionOp op, mlir::Value score,
                           mlir::ValueRange coords);
 
+/// The score pipeline of one element: `t = score_mod(scale * s, b, h, q, k)`,
+/// `t += f32(bias)` when `bias` is non-null, then `t = -inf` where the
+/// structural mask (when `applyStructuralMask`) or `keep` (when non-null)
+/// hides (q, k). `s` is the f32 dot product; `bhqk` are global coordinates.
+mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
+                             AttentionOp op, mlir::Value s,
+                             mlir::ValueRange bhqk, mlir::Value bias,
+                             mlir::Value keep, bool applyStructuralMask);
+
 /// Returns the 32-bit Philox4x32-10 word 0 for counter (k, q, h, b) and key
 /// (seed[31:0], seed[63:32]), as an i64 holding an unsigned 32-bit value.
 /// `seed` is i64; coordinates are index.
