@@ -1,0 +1,134 @@
+//===- Runner.cpp - compile and execute a function on the CPU -------------===//
+#include "Runner.h"
+
+#include "attnfuse/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace attnfuse_run;
+
+LogicalResult attnfuse_run::lowerToLLVM(ModuleOp module, StringRef entry,
+                                        bool naive) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(module.getContext()));
+  PassManager pm(module.getContext());
+  attnfuse::CPUPipelineOptions options;
+  options.naive = naive;
+  attnfuse::buildAttnLowerToCPUPipeline(pm, options);
+  return pm.run(module);
+}
+
+/// Returns the number of 64-bit words of a rank-`rank` memref descriptor in
+/// the C interface: `{T *allocated; T *aligned; int64_t offset;
+/// int64_t sizes[R]; int64_t strides[R];}`.
+static size_t getDescriptorWords(int64_t rank) { return 3 + 2 * rank; }
+
+/// Returns the descriptor of the contiguous row-major buffer of `tensor`.
+static SmallVector<int64_t> describe(HostTensor &tensor) {
+  ArrayRef<int64_t> shape = tensor.getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> words(getDescriptorWords(rank));
+  words[0] = words[1] = reinterpret_cast<intptr_t>(tensor.data());
+  words[2] = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    words[3 + i] = shape[i];
+    words[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return words;
+}
+
+/// Copies the (possibly strided) memref described at `words` into a new
+/// tensor of `type`.
+static llvm::Expected<HostTensor> readResult(const int64_t *words,
+                                             RankedTensorType type,
+                                             unsigned index) {
+  ElementKind kind = *getElementKind(type.getElementType());
+  HostTensor tensor(kind, type.getShape());
+  int64_t rank = type.getRank();
+  const int64_t *sizes = words + 3, *strides = words + 3 + rank;
+  if (ArrayRef<int64_t>(sizes, rank) != type.getShape())
+    return llvm::createStringError("result " + std::to_string(index) +
+                                   " has unexpected sizes");
+  const char *aligned = reinterpret_cast<const char *>(words[1]);
+  unsigned size = getByteSize(kind);
+  char *out = static_cast<char *>(tensor.data());
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    int64_t offset = words[2];
+    for (int64_t d = rank - 1, rest = i; d >= 0; --d) {
+      offset += rest % sizes[d] * strides[d];
+      rest /= sizes[d];
+    }
+    std::memcpy(out + i * size, aligned + offset * size, size);
+  }
+  return tensor;
+}
+
+llvm::Expected<SmallVector<HostTensor>>
+attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
+                      ArrayRef<HostTensor> inputs) {
+  ExecutionEngineOptions options;
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
+  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+      ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+
+  // The C interface takes a pointer to the results (one descriptor, or a
+  // struct of descriptors, all 8-byte words, hence no padding), then a pointer
+  // to the descriptor of each memref argument and scalars by value.
+  // invokePacked takes the address of each of these.
+  size_t resultWords = 0;
+  for (Type type : signature.getResults())
+    resultWords +=
+        getDescriptorWords(cast<RankedTensorType>(type).getRank());
+  SmallVector<int64_t> results(resultWords);
+  void *resultsPtr = results.data();
+
+  // Copies of the inputs: the compiled function may write its arguments.
+  SmallVector<HostTensor> args(inputs);
+  SmallVector<SmallVector<int64_t>> descriptors(args.size());
+  SmallVector<void *> descriptorPtrs(args.size());
+  SmallVector<void *> packed;
+  if (resultWords)
+    packed.push_back(&resultsPtr);
+  for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
+    if (!isa<RankedTensorType>(type)) {
+      packed.push_back(args[i].data());
+      continue;
+    }
+    descriptors[i] = describe(args[i]);
+    descriptorPtrs[i] = descriptors[i].data();
+    packed.push_back(&descriptorPtrs[i]);
+  }
+  if (llvm::Error error =
+          (*engine)->invokePacked(("_mlir_ciface_" + entry).str(), packed))
+    return std::move(error);
+
+  // The result buffers are not freed: a result may be a constant global or
+  // alias an argument, and the process ends soon.
+  SmallVector<HostTensor> outputs;
+  const int64_t *words = results.data();
+  for (auto [i, type] : llvm::enumerate(signature.getResults())) {
+    auto tensorType = cast<RankedTensorType>(type);
+    llvm::Expected<HostTensor> output = readResult(words, tensorType, i);
+    if (!output)
+      return output.takeError();
+    outputs.push_back(std::move(*output));
+    words += getDescriptorWords(tensorType.getRank());
+  }
+  return outputs;
+}

@@ -1,0 +1,28 @@
+//===- Runner.h - compile and execute a function on the CPU -----*- C++ -*-===//
+#ifndef ATTNFUSE_TOOLS_ATTNFUSE_RUN_RUNNER_H
+#define ATTNFUSE_TOOLS_ATTNFUSE_RUN_RUNNER_H
+
+#include "HostTensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Error.h"
+
+namespace attnfuse_run {
+
+/// Lowers `module` in place to the LLVM dialect with attn-lower-to-cpu-pipeline
+/// (`naive` selects the reference lowering), after marking the function
+/// `entry` with `llvm.emit_c_interface`. Emits the pipeline's diagnostics.
+mlir::LogicalResult lowerToLLVM(mlir::ModuleOp module, llvm::StringRef entry,
+                                bool naive);
+
+/// JIT-compiles the lowered `module` at O2 and calls `entry`, whose
+/// tensor-level signature is `signature` (ranked tensors and scalars in,
+/// ranked tensors out), on copies of `inputs`. Returns its results.
+llvm::Expected<llvm::SmallVector<HostTensor>>
+execute(mlir::ModuleOp module, llvm::StringRef entry,
+        mlir::FunctionType signature, llvm::ArrayRef<HostTensor> inputs);
+
+} // namespace attnfuse_run
+
+#endif // ATTNFUSE_TOOLS_ATTNFUSE_RUN_RUNNER_H

@@ -1,0 +1,480 @@
+//===- attnfuse-run.cpp - run an MLIR function on the CPU and check it ----===//
+//
+// Executes one function of an MLIR file through attnfuse's CPU pipeline (the
+// pipeline under test) and compares its results with the naive reference
+// pipeline, with an fp64 evaluation of the same function, or with both (the
+// FlashAttention tolerance rule). See docs/attnfuse-run.md.
+//
+//===----------------------------------------------------------------------===//
+#include "Compare.h"
+#include "HostTensor.h"
+#include "Npy.h"
+#include "Promote.h"
+#include "Random.h"
+#include "Runner.h"
+
+#include "attnfuse/Conversion/Passes.h"
+#include "attnfuse/InitAll.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/WithColor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace attnfuse_run;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What the results of the pipeline under test are compared with.
+enum class CheckMode { Naive, F64, FlashAttention, None };
+/// Where the function runs.
+enum class Target { CPU, CUDA };
+/// Which IR to print.
+enum class PrintIR { None, AfterPipeline };
+} // namespace
+
+static cl::OptionCategory runCategory("attnfuse-run options");
+
+static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+                                          cl::desc("<input.mlir>"),
+                                          cl::cat(runCategory));
+
+static cl::opt<std::string>
+    entryName("entry",
+              cl::desc("Function to run (default: the only public "
+                       "func.func with a body)"),
+              cl::value_desc("name"), cl::cat(runCategory));
+
+static cl::list<std::string>
+    inputFiles("inputs", cl::CommaSeparated,
+               cl::desc("One .npy file per argument, in order (default: "
+                        "random inputs)"),
+               cl::value_desc("a.npy,b.npy,..."), cl::cat(runCategory));
+
+static cl::opt<uint64_t>
+    seed("seed", cl::init(0),
+         cl::desc("Seed of the random inputs (default 0)"),
+         cl::cat(runCategory));
+
+static cl::opt<double> keepProbability(
+    "keep-probability", cl::init(0.8),
+    cl::desc("Probability that a random i1 element is true (default 0.8)"),
+    cl::cat(runCategory));
+
+static cl::opt<CheckMode> checkMode(
+    "check", cl::init(CheckMode::Naive),
+    cl::desc("What the results of the pipeline under test are compared with"),
+    cl::values(
+        clEnumValN(CheckMode::Naive, "naive",
+                   "the naive reference pipeline, elementwise within "
+                   "atol + rtol * |reference| (default)"),
+        clEnumValN(CheckMode::F64, "f64",
+                   "an fp64 evaluation, elementwise within "
+                   "atol + rtol * |f64|"),
+        clEnumValN(CheckMode::FlashAttention, "fa",
+                   "the FlashAttention rule: max|test - f64| <= "
+                   "2 * max|reference - f64| + atol"),
+        clEnumValN(CheckMode::None, "none",
+                   "nothing: only run the pipeline under test")),
+    cl::cat(runCategory));
+
+static cl::opt<double>
+    atolOption("atol",
+         cl::desc("Absolute tolerance for float results (default by element "
+                  "type: f64 1e-12, f32 1e-5, f16 1e-3, bf16 1e-2)"),
+         cl::cat(runCategory));
+
+static cl::opt<double>
+    rtolOption("rtol",
+         cl::desc("Relative tolerance for float results (default by element "
+                  "type: f64 1e-10, f32 1e-4, f16 1e-2, bf16 5e-2)"),
+         cl::cat(runCategory));
+
+static cl::opt<std::string>
+    dumpInputs("dump-inputs",
+               cl::desc("Write the inputs used to DIR/arg<i>.npy"),
+               cl::value_desc("DIR"), cl::cat(runCategory));
+
+static cl::opt<std::string> dumpOutputs(
+    "dump-outputs",
+    cl::desc("Write the results of the pipeline under test to "
+             "DIR/result<i>.npy"),
+    cl::value_desc("DIR"), cl::cat(runCategory));
+
+static cl::opt<std::string> dumpReference(
+    "dump-reference",
+    cl::desc("Write the results of the naive reference pipeline to "
+             "DIR/result<i>.npy"),
+    cl::value_desc("DIR"), cl::cat(runCategory));
+
+static cl::opt<PrintIR> printIR(
+    "print-ir", cl::init(PrintIR::None), cl::desc("Print IR to stderr"),
+    cl::values(clEnumValN(PrintIR::AfterPipeline, "after-pipeline",
+                          "the LLVM-dialect module of the pipeline under "
+                          "test")),
+    cl::cat(runCategory));
+
+static cl::opt<Target>
+    target("target", cl::init(Target::CPU), cl::desc("Where to run"),
+           cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (default)"),
+                      clEnumValN(Target::CUDA, "cuda",
+                                 "an NVIDIA GPU (not built yet)")),
+           cl::cat(runCategory));
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Prints `attnfuse-run: error: <message>` and returns failure.
+static LogicalResult reportError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attnfuse-run") << message << "\n";
+  return failure();
+}
+
+/// Returns `type` as MLIR prints it.
+static std::string toString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream(s) << type;
+  return s;
+}
+
+/// Returns the function to run: `--entry`, or the only public func.func with
+/// a body.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  if (!entryName.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(entryName);
+    if (!func || func.isExternal())
+      return reportError("no function @" + entryName + " with a body in " +
+                         inputFilename);
+    return func;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      candidates.push_back(func);
+  if (candidates.size() == 1)
+    return candidates.front();
+  std::string names;
+  for (func::FuncOp func : candidates)
+    names += " @" + func.getSymName().str();
+  return reportError(llvm::Twine(candidates.size()) +
+                     " public functions in " + inputFilename +
+                     (names.empty() ? "" : ":" + names) +
+                     "; choose one with --entry");
+}
+
+/// Checks that `type` is a statically shaped ranked tensor or (when
+/// `allowScalar`) a scalar of a supported element type.
+static LogicalResult checkType(Type type, bool allowScalar,
+                               const llvm::Twine &what) {
+  Type element = type;
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.hasStaticShape())
+      return reportError(what + " has a dynamic shape: " + toString(type));
+    element = tensor.getElementType();
+  } else if (!allowScalar) {
+    return reportError(what + " is not a ranked tensor: " + toString(type));
+  }
+  if (!getElementKind(element))
+    return reportError(what + " has an unsupported element type: " +
+                       toString(type));
+  return success();
+}
+
+/// Returns the element kind and shape (empty for scalars) of `type`.
+static std::pair<ElementKind, ArrayRef<int64_t>> describeType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return {*getElementKind(tensor.getElementType()), tensor.getShape()};
+  return {*getElementKind(type), {}};
+}
+
+/// Writes `tensors` to `dir/<prefix><i>.npy`, creating `dir`.
+static LogicalResult dumpTensors(StringRef dir, StringRef prefix,
+                                 ArrayRef<HostTensor> tensors) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return reportError("cannot create " + dir + ": " + ec.message());
+  for (auto [i, tensor] : llvm::enumerate(tensors)) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, prefix + llvm::Twine(i) + ".npy");
+    if (llvm::Error error = writeNpy(path, tensor))
+      return reportError(llvm::toString(std::move(error)));
+  }
+  return success();
+}
+
+/// Formats a non-negative error: `0`, `inf` or `1.2e-03`.
+static std::string formatError(double value) {
+  if (value == 0)
+    return "0";
+  if (std::isinf(value))
+    return "inf";
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.1e", value);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluations
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The three ways attnfuse-run evaluates the function.
+enum class Evaluation { Reference, UnderTest, F64 };
+} // namespace
+
+/// Compiles a clone of `module` for `evaluation`, runs `entry` on `inputs`
+/// and returns its results.
+static FailureOr<SmallVector<HostTensor>>
+evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
+         ArrayRef<HostTensor> inputs) {
+  StringRef name = evaluation == Evaluation::Reference   ? "reference"
+                   : evaluation == Evaluation::UnderTest ? "under-test"
+                                                         : "f64";
+  OwningOpRef<ModuleOp> clone = module.clone();
+  SmallVector<HostTensor> args(inputs);
+  if (evaluation == Evaluation::F64) {
+    // attn.attention only takes f16, bf16 and f32 operands: lower it to
+    // linalg first (its reference lowering computes in f32, which then
+    // becomes f64).
+    PassManager pm(module.getContext());
+    pm.addPass(attnfuse::createConvertAttnToLinalg());
+    if (failed(pm.run(*clone)) || failed(promoteFloatsToF64(*clone)))
+      return reportError("cannot promote " + inputFilename + " to f64");
+    for (HostTensor &arg : args) {
+      if (!isFloat(arg.getKind()))
+        continue;
+      HostTensor wide(ElementKind::F64, arg.getShape());
+      for (int64_t i = 0, e = arg.getNumElements(); i < e; ++i)
+        wide.setFloat(i, arg.getFloat(i));
+      arg = std::move(wide);
+    }
+  }
+  FunctionType signature =
+      clone->lookupSymbol<func::FuncOp>(entry).getFunctionType();
+  bool naive = evaluation != Evaluation::UnderTest;
+  if (failed(lowerToLLVM(*clone, entry, naive)))
+    return reportError(llvm::Twine("the ") + name + " pipeline failed");
+  if (evaluation == Evaluation::UnderTest &&
+      printIR == PrintIR::AfterPipeline)
+    clone->print(llvm::errs());
+  llvm::Expected<SmallVector<HostTensor>> results =
+      execute(*clone, entry, signature, args);
+  if (!results)
+    return reportError(llvm::Twine("cannot run the ") + name + " pipeline: " +
+                       llvm::toString(results.takeError()));
+  return std::move(*results);
+}
+
+/// Returns the tolerance for results of element type `kind`: the default,
+/// overridden for floats by --atol and --rtol.
+static Tolerance getTolerance(ElementKind kind) {
+  Tolerance tolerance = getDefaultTolerance(kind);
+  if (!isFloat(kind))
+    return tolerance;
+  if (atolOption.getNumOccurrences())
+    tolerance.atol = atolOption;
+  if (rtolOption.getNumOccurrences())
+    tolerance.rtol = rtolOption;
+  return tolerance;
+}
+
+/// Appends the mismatch and NaN counts of `comparison` to `os`, if any.
+static void printCounts(llvm::raw_ostream &os, const Comparison &comparison,
+                        int64_t numElements) {
+  if (comparison.numMismatches)
+    os << " mismatches=" << comparison.numMismatches << "/" << numElements;
+  if (comparison.numNaNs)
+    os << " nan=" << comparison.numNaNs;
+}
+
+//===----------------------------------------------------------------------===//
+// Main
+//===----------------------------------------------------------------------===//
+
+/// Runs the tool; returns whether every comparison passed, or failure on any
+/// error (reported).
+static FailureOr<bool> runMain() {
+  if (target == Target::CUDA)
+    return reportError("--target=cuda: attnfuse-run is not built with CUDA "
+                       "support yet");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  attnfuse::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(inputFilename, &errorMessage);
+  if (!file)
+    return reportError(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return reportError("cannot parse " + inputFilename);
+  FailureOr<func::FuncOp> entry = findEntry(*module);
+  if (failed(entry))
+    return failure();
+  std::string funcName = entry->getSymName().str();
+  FunctionType type = entry->getFunctionType();
+  for (auto [i, argType] : llvm::enumerate(type.getInputs()))
+    if (failed(checkType(argType, /*allowScalar=*/true,
+                         "argument " + llvm::Twine(i) + " of @" + funcName)))
+      return failure();
+  for (auto [i, resultType] : llvm::enumerate(type.getResults()))
+    if (failed(checkType(resultType, /*allowScalar=*/false,
+                         "result " + llvm::Twine(i) + " of @" + funcName)))
+      return failure();
+
+  // Inputs.
+  SmallVector<HostTensor> inputs;
+  if (!inputFiles.empty() && inputFiles.size() != type.getNumInputs())
+    return reportError("--inputs names " + llvm::Twine(inputFiles.size()) +
+                       " files but @" + funcName + " takes " +
+                       llvm::Twine(type.getNumInputs()) + " arguments");
+  for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
+    auto [kind, shape] = describeType(argType);
+    if (inputFiles.empty()) {
+      inputs.push_back(
+          makeRandomTensor(kind, shape, seed, i, keepProbability));
+      continue;
+    }
+    llvm::Expected<HostTensor> input = readNpy(inputFiles[i], kind, shape);
+    if (!input)
+      return reportError("argument " + llvm::Twine(i) + " of @" + funcName +
+                         ": " + llvm::toString(input.takeError()));
+    inputs.push_back(std::move(*input));
+  }
+  if (!dumpInputs.empty() && failed(dumpTensors(dumpInputs, "arg", inputs)))
+    return failure();
+
+  // Evaluations.
+  bool needReference = checkMode == CheckMode::Naive ||
+                       checkMode == CheckMode::FlashAttention ||
+                       !dumpReference.empty();
+  bool needF64 = checkMode == CheckMode::F64 ||
+                 checkMode == CheckMode::FlashAttention;
+  FailureOr<SmallVector<HostTensor>> test =
+      evaluate(*module, funcName, Evaluation::UnderTest, inputs);
+  if (failed(test))
+    return failure();
+  if (!dumpOutputs.empty() && failed(dumpTensors(dumpOutputs, "result", *test)))
+    return failure();
+  SmallVector<HostTensor> reference, f64;
+  if (needReference) {
+    FailureOr<SmallVector<HostTensor>> results =
+        evaluate(*module, funcName, Evaluation::Reference, inputs);
+    if (failed(results))
+      return failure();
+    reference = std::move(*results);
+    if (!dumpReference.empty() &&
+        failed(dumpTensors(dumpReference, "result", reference)))
+      return failure();
+  }
+  if (needF64) {
+    FailureOr<SmallVector<HostTensor>> results =
+        evaluate(*module, funcName, Evaluation::F64, inputs);
+    if (failed(results))
+      return failure();
+    f64 = std::move(*results);
+  }
+
+  // Comparisons, one summary line.
+  std::string details;
+  llvm::raw_string_ostream os(details);
+  bool pass = true;
+  for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
+    const HostTensor &actual = (*test)[i];
+    os << (i ? "; " : " ") << "result" << i << " " << resultType;
+    Tolerance tolerance = getTolerance(actual.getKind());
+    int64_t n = actual.getNumElements();
+    switch (checkMode) {
+    case CheckMode::None:
+      break;
+    case CheckMode::Naive:
+    case CheckMode::F64: {
+      const HostTensor &expected =
+          checkMode == CheckMode::Naive ? reference[i] : f64[i];
+      Comparison c = compare(actual, expected, tolerance);
+      pass &= c.numMismatches == 0;
+      os << " max_abs=" << formatError(c.maxAbs)
+         << " max_rel=" << formatError(c.maxRel);
+      printCounts(os, c, n);
+      break;
+    }
+    case CheckMode::FlashAttention: {
+      // The elementwise tolerance is irrelevant here: only maxAbs and the
+      // NaN counts are used.
+      Comparison c = compare(actual, f64[i], tolerance);
+      Comparison r = compare(reference[i], f64[i], tolerance);
+      double bound = 2 * r.maxAbs + tolerance.atol;
+      bool ok = c.numNaNs == 0 && r.numNaNs == 0 && !std::isinf(c.maxAbs) &&
+                (isFloat(actual.getKind()) ? c.maxAbs <= bound
+                                           : c.numMismatches == 0);
+      pass &= ok;
+      os << " max_abs=" << formatError(c.maxAbs)
+         << " ref_max_abs=" << formatError(r.maxAbs)
+         << " bound=" << formatError(bound);
+      if (c.numNaNs)
+        os << " nan=" << c.numNaNs;
+      if (r.numNaNs)
+        os << " ref_nan=" << r.numNaNs;
+      break;
+    }
+    }
+  }
+  StringRef modeName = checkMode == CheckMode::Naive            ? "naive"
+                       : checkMode == CheckMode::F64            ? "f64"
+                       : checkMode == CheckMode::FlashAttention ? "fa"
+                                                                : "none";
+  StringRef verdict = checkMode == CheckMode::None ? "RAN"
+                      : pass                       ? "PASS"
+                                                   : "FAIL";
+  llvm::outs() << "attnfuse-run: @" << funcName << " check=" << modeName
+               << ": " << verdict << details << "\n";
+  return pass;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "attnfuse-run: runs a function of an MLIR file on the CPU through "
+          "attnfuse's pipeline and checks its results\n",
+          &llvm::errs()))
+    return 2;
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // Exit status: 0 when every comparison passes, 1 when one fails, 2 on
+  // errors.
+  FailureOr<bool> pass = runMain();
+  if (failed(pass))
+    return 2;
+  return *pass ? 0 : 1;
+}
