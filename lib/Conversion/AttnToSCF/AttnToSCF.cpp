@@ -154,7 +154,7 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
 
   // The structural mask as a window on k - (q + off); a side wider than the
   // sequences is unbounded (and clamping keeps the index arithmetic small).
-  AttentionOp::Window w = op.getMaskWindow();
+  MaskWindow w = op.getMaskWindow();
   bool leftBounded = w.left != kUnbounded && w.left < Nq + Nk;
   bool rightBounded = w.right != kUnbounded && w.right < Nq + Nk;
 

@@ -265,6 +265,55 @@ func.func @region_effects(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v
 // -----
 
 func.func @yield_parent(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.attention'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.attention_backward'}}
   attn.yield %x : f32
+}
+
+// -----
+
+func.func @backward_output(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf16>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{output must be 'tensor<1x2x8x16xf32>' ([B, Hq, Nq, Dv]), got 'tensor<1x2x8x16xf16>'}}
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf16>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @backward_grad_output(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x9x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{grad_output must be 'tensor<1x2x8x16xf32>' ([B, Hq, Nq, Dv]), got 'tensor<1x2x9x16xf32>'}}
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x9x16xf32>) -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @backward_lse(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf16>, %do: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{lse must be 'tensor<1x2x8xf32>' ([B, Hq, Nq] in f32), got 'tensor<1x2x8xf16>'}}
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf16>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @backward_results(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{grad_key must have the type of its input, 'tensor<1x2x8x16xf32>', got 'tensor<1x2x8x16xf16>'}}
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @backward_not_differentiable(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        // expected-error @+1 {{'math.floor' op in a score_mod region cannot be differentiated with respect to the score}}
+        %f = math.floor %s : f32
+        attn.yield %f : f32
+      } -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %dq : tensor<1x2x8x16xf32>
 }

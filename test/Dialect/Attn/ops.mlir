@@ -72,3 +72,23 @@ func.func @softcap(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>,
       } -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
 }
+
+// CHECK-LABEL: func.func @backward
+// CHECK:         %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = attn.attention_backward ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>) grad(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x4x16x32xf16>, tensor<1x4x16xf32>, tensor<1x4x16x32xf16>)
+// CHECK-SAME:      mask = #attn.mask<causal>
+// CHECK:           math.tanh
+// CHECK:         } -> tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>
+func.func @backward(%q: tensor<1x4x16x32xf16>, %k: tensor<1x1x16x32xf16>,
+                    %v: tensor<1x1x16x32xf16>, %o: tensor<1x4x16x32xf16>,
+                    %lse: tensor<1x4x16xf32>, %do: tensor<1x4x16x32xf16>)
+    -> (tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>) {
+  %dq, %dk, %dv = attn.attention_backward
+      ins(%q, %k, %v : tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>)
+      grad(%o, %lse, %do : tensor<1x4x16x32xf16>, tensor<1x4x16xf32>, tensor<1x4x16x32xf16>)
+      {mask = #attn.mask<causal>} score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %t = math.tanh %s : f32
+        attn.yield %t : f32
+      } -> tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>
+  return %dq, %dk, %dv : tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>
+}

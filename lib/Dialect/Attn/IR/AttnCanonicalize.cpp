@@ -26,7 +26,7 @@ struct SimplifyStructuralMask : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (op.getMask() == MaskKind::none)
       return failure();
-    AttentionOp::Window w = op.getMaskWindow();
+    MaskWindow w = op.getMaskWindow();
     int64_t nq = op.getQueryLength(), nk = op.getKeyLength();
     // Visible iff -left <= k - q - off <= right, over 0 <= q < nq, 0 <= k < nk.
     bool rightOpen = w.right == kUnbounded || w.right >= nk - 1 - w.offset;

@@ -14,26 +14,29 @@ using namespace attnfuse::attn;
 #define GET_OP_CLASSES
 #include "attnfuse/Dialect/Attn/IR/AttnOps.cpp.inc"
 
-float AttentionOp::getScaleOrDefault() {
-  if (std::optional<APFloat> scale = getScale())
+#include "attnfuse/Dialect/Attn/IR/AttnOpsInterfaces.cpp.inc"
+
+float attnfuse::attn::detail::getScaleOrDefault(std::optional<APFloat> scale,
+                                                int64_t headDim) {
+  if (scale)
     return scale->convertToFloat();
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(getHeadDimQK())));
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(headDim)));
 }
 
-AttentionOp::Window AttentionOp::getMaskWindow() {
+MaskWindow attnfuse::attn::detail::getMaskWindow(
+    MaskKind kind, MaskAlignment alignment, std::optional<uint64_t> left,
+    std::optional<uint64_t> right, int64_t queryLength, int64_t keyLength) {
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-  int64_t offset = getAlignment() == MaskAlignment::bottom_right
-                       ? getKeyLength() - getQueryLength()
-                       : 0;
-  switch (getMask()) {
+  int64_t offset =
+      alignment == MaskAlignment::bottom_right ? keyLength - queryLength : 0;
+  switch (kind) {
   case MaskKind::none:
     return {kUnbounded, kUnbounded, offset};
   case MaskKind::causal:
     return {kUnbounded, 0, offset};
   case MaskKind::sliding_window:
-    return {static_cast<int64_t>(getWindowLeft().value_or(kUnbounded)),
-            static_cast<int64_t>(getWindowRight().value_or(kUnbounded)),
-            offset};
+    return {static_cast<int64_t>(left.value_or(kUnbounded)),
+            static_cast<int64_t>(right.value_or(kUnbounded)), offset};
   }
   llvm_unreachable("unknown mask kind");
 }
@@ -63,20 +66,20 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 /// Checks that `type` broadcasts to `target` with numpy's rules.
-static LogicalResult verifyBroadcastable(AttentionOp op, StringRef name,
+static LogicalResult verifyBroadcastable(Operation *op, StringRef name,
                                          RankedTensorType type,
                                          ArrayRef<int64_t> target) {
   int64_t rank = type.getRank();
   if (rank > static_cast<int64_t>(target.size()))
-    return op.emitOpError() << name << " must have rank at most "
+    return op->emitOpError() << name << " must have rank at most "
                             << target.size() << ", got rank " << rank;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t dim = type.getDimSize(i);
     int64_t want = target[target.size() - rank + i];
     if (ShapedType::isDynamic(dim))
-      return op.emitOpError() << name << " must have a static shape";
+      return op->emitOpError() << name << " must have a static shape";
     if (dim != 1 && dim != want)
-      return op.emitOpError()
+      return op->emitOpError()
              << name << " of shape " << shapeString(type.getShape())
              << " does not broadcast to [B, Hq, Nq, Nk] = "
              << shapeString(target) << " (dimension " << i << " is " << dim
@@ -85,14 +88,18 @@ static LogicalResult verifyBroadcastable(AttentionOp op, StringRef name,
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
+/// Checks what attn.attention and attn.attention_backward share: Q, K, V,
+/// bias, keep mask, scale, structural mask and dropout.
+template <typename OpTy>
+static LogicalResult verifyAttentionInputs(OpTy op) {
+  auto emitOpError = [&]() { return op.emitOpError(); };
   struct Named {
     StringRef name, layout;
     RankedTensorType type;
   };
-  Named inputs[] = {{"query", "[B, Hq, Nq, Dqk]", getQueryType()},
-                    {"key", "[B, Hkv, Nk, Dqk]", getKeyType()},
-                    {"value", "[B, Hkv, Nk, Dv]", getValueType()}};
+  Named inputs[] = {{"query", "[B, Hq, Nq, Dqk]", op.getQueryType()},
+                    {"key", "[B, Hkv, Nk, Dqk]", op.getKeyType()},
+                    {"value", "[B, Hkv, Nk, Dv]", op.getValueType()}};
   for (const Named &in : inputs) {
     if (in.type.getRank() != 4)
       return emitOpError() << in.name << " must have rank 4 " << in.layout
@@ -105,18 +112,18 @@ LogicalResult AttentionOp::verify() {
                            << " element type must be f16, bf16 or f32, got "
                            << in.type.getElementType();
   }
-  Type elementType = getQueryType().getElementType();
-  if (getKeyType().getElementType() != elementType ||
-      getValueType().getElementType() != elementType)
+  Type elementType = op.getQueryType().getElementType();
+  if (op.getKeyType().getElementType() != elementType ||
+      op.getValueType().getElementType() != elementType)
     return emitOpError() << "query, key and value must have the same element "
                             "type, got "
                          << elementType << ", "
-                         << getKeyType().getElementType() << " and "
-                         << getValueType().getElementType();
+                         << op.getKeyType().getElementType() << " and "
+                         << op.getValueType().getElementType();
 
-  ArrayRef<int64_t> q = getQueryType().getShape();
-  ArrayRef<int64_t> k = getKeyType().getShape();
-  ArrayRef<int64_t> v = getValueType().getShape();
+  ArrayRef<int64_t> q = op.getQueryType().getShape();
+  ArrayRef<int64_t> k = op.getKeyType().getShape();
+  ArrayRef<int64_t> v = op.getValueType().getShape();
   if (k[0] != q[0] || v[0] != q[0])
     return emitOpError() << "batch sizes differ: query " << q[0] << ", key "
                          << k[0] << ", value " << v[0];
@@ -141,6 +148,69 @@ LogicalResult AttentionOp::verify() {
                             "heads ("
                          << k[1] << ")";
 
+  // Bias and keep mask.
+  SmallVector<int64_t> scoreShape = {q[0], q[1], q[2], k[2]};
+  if (Value bias = op.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (!isa<FloatType>(biasType.getElementType()))
+      return emitOpError() << "bias element type must be a float type, got "
+                           << biasType.getElementType();
+    if (failed(verifyBroadcastable(op, "bias", biasType, scoreShape)))
+      return failure();
+  }
+  if (Value keep = op.getKeepMask()) {
+    auto keepType = cast<RankedTensorType>(keep.getType());
+    if (!keepType.getElementType().isInteger(1))
+      return emitOpError() << "keep_mask element type must be i1, got "
+                           << keepType.getElementType();
+    if (failed(verifyBroadcastable(op, "keep_mask", keepType, scoreShape)))
+      return failure();
+  }
+
+  // Scale.
+  if (std::optional<APFloat> scale = op.getScale())
+    if (!scale->isFinite())
+      return emitOpError() << "scale must be finite";
+
+  // Structural mask.
+  bool isWindow = op.getMask() == MaskKind::sliding_window;
+  if (!isWindow && (op.getWindowLeft() || op.getWindowRight()))
+    return emitOpError() << "window_left and window_right require mask = "
+                            "#attn.mask<sliding_window>";
+  if (isWindow) {
+    if (!op.getWindowLeft() || !op.getWindowRight())
+      return emitOpError() << "a sliding_window mask requires both "
+                              "window_left and window_right";
+    if (static_cast<int64_t>(*op.getWindowLeft()) < 0 ||
+        static_cast<int64_t>(*op.getWindowRight()) < 0)
+      return emitOpError() << "window bounds must be non-negative, got "
+                              "window_left = "
+                           << static_cast<int64_t>(*op.getWindowLeft())
+                           << ", window_right = "
+                           << static_cast<int64_t>(*op.getWindowRight());
+  }
+  if (op.getMask() == MaskKind::none &&
+      op.getAlignment() == MaskAlignment::bottom_right)
+    return emitOpError() << "alignment = #attn.alignment<bottom_right> "
+                            "requires a causal or sliding_window mask";
+
+  // Dropout.
+  double p = op.getDropoutP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError() << "dropout_p must be in [0, 1), got " << p;
+  if (p > 0.0 && !op.getSeed())
+    return emitOpError() << "dropout_p > 0 requires a seed operand";
+  if (p == 0.0 && op.getSeed())
+    return emitOpError() << "a seed operand requires dropout_p > 0";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttentionInputs(*this)))
+    return failure();
+  ArrayRef<int64_t> q = getQueryType().getShape();
+  ArrayRef<int64_t> v = getValueType().getShape();
+  Type elementType = getQueryType().getElementType();
   // Results.
   auto outType = cast<RankedTensorType>(getOutput().getType());
   SmallVector<int64_t> outShape = {q[0], q[1], q[2], v[3]};
@@ -162,71 +232,46 @@ LogicalResult AttentionOp::verify() {
                            << " ([B, Hq, Nq] in f32), got " << lseType;
   }
 
-  // Bias and keep mask.
-  SmallVector<int64_t> scoreShape = {q[0], q[1], q[2], k[2]};
-  if (Value bias = getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (!isa<FloatType>(biasType.getElementType()))
-      return emitOpError() << "bias element type must be a float type, got "
-                           << biasType.getElementType();
-    if (failed(verifyBroadcastable(*this, "bias", biasType, scoreShape)))
-      return failure();
-  }
-  if (Value keep = getKeepMask()) {
-    auto keepType = cast<RankedTensorType>(keep.getType());
-    if (!keepType.getElementType().isInteger(1))
-      return emitOpError() << "keep_mask element type must be i1, got "
-                           << keepType.getElementType();
-    if (failed(verifyBroadcastable(*this, "keep_mask", keepType, scoreShape)))
-      return failure();
-  }
-
-  // Scale.
-  if (std::optional<APFloat> scale = getScale())
-    if (!scale->isFinite())
-      return emitOpError() << "scale must be finite";
-
-  // Structural mask.
-  bool isWindow = getMask() == MaskKind::sliding_window;
-  if (!isWindow && (getWindowLeft() || getWindowRight()))
-    return emitOpError() << "window_left and window_right require mask = "
-                            "#attn.mask<sliding_window>";
-  if (isWindow) {
-    if (!getWindowLeft() || !getWindowRight())
-      return emitOpError() << "a sliding_window mask requires both "
-                              "window_left and window_right";
-    if (static_cast<int64_t>(*getWindowLeft()) < 0 ||
-        static_cast<int64_t>(*getWindowRight()) < 0)
-      return emitOpError() << "window bounds must be non-negative, got "
-                              "window_left = "
-                           << static_cast<int64_t>(*getWindowLeft())
-                           << ", window_right = "
-                           << static_cast<int64_t>(*getWindowRight());
-  }
-  if (getMask() == MaskKind::none &&
-      getAlignment() == MaskAlignment::bottom_right)
-    return emitOpError() << "alignment = #attn.alignment<bottom_right> "
-                            "requires a causal or sliding_window mask";
-
-  // Dropout.
-  double p = getDropoutP().convertToDouble();
-  if (!(p >= 0.0 && p < 1.0))
-    return emitOpError() << "dropout_p must be in [0, 1), got " << p;
-  if (p > 0.0 && !getSeed())
-    return emitOpError() << "dropout_p > 0 requires a seed operand";
-  if (p == 0.0 && getSeed())
-    return emitOpError() << "a seed operand requires dropout_p > 0";
   return success();
 }
 
-LogicalResult AttentionOp::verifyRegions() {
-  Region &region = getScoreMod();
+LogicalResult AttentionBackwardOp::verify() {
+  if (failed(verifyAttentionInputs(*this)))
+    return failure();
+  ArrayRef<int64_t> q = getQueryType().getShape();
+  ArrayRef<int64_t> v = getValueType().getShape();
+  Type elementType = getQueryType().getElementType();
+  SmallVector<int64_t> outShape = {q[0], q[1], q[2], v[3]};
+  auto expectOutput = RankedTensorType::get(outShape, elementType);
+  if (getOutput().getType() != expectOutput)
+    return emitOpError() << "output must be " << expectOutput
+                         << " ([B, Hq, Nq, Dv]), got " << getOutput().getType();
+  if (getGradOutput().getType() != expectOutput)
+    return emitOpError() << "grad_output must be " << expectOutput
+                         << " ([B, Hq, Nq, Dv]), got "
+                         << getGradOutput().getType();
+  auto expectLse = RankedTensorType::get({q[0], q[1], q[2]},
+                                         Float32Type::get(getContext()));
+  if (getLse().getType() != expectLse)
+    return emitOpError() << "lse must be " << expectLse
+                         << " ([B, Hq, Nq] in f32), got " << getLse().getType();
+  Type inputs[] = {getQueryType(), getKeyType(), getValueType()};
+  StringRef names[] = {"grad_query", "grad_key", "grad_value"};
+  for (auto [result, type, name] : llvm::zip(getResults(), inputs, names))
+    if (result.getType() != type)
+      return emitOpError() << name << " must have the type of its input, "
+                           << type << ", got " << result.getType();
+  return success();
+}
+
+static LogicalResult verifyScoreModRegion(Operation *op, Region &region) {
+  auto emitOpError = [&]() { return op->emitOpError(); };
   if (region.empty())
     return success();
   if (!region.hasOneBlock())
     return emitOpError() << "score_mod region must have exactly one block";
   Block &block = region.front();
-  MLIRContext *ctx = getContext();
+  MLIRContext *ctx = op->getContext();
   Type f32 = Float32Type::get(ctx), index = IndexType::get(ctx);
   SmallVector<Type> expected = {f32, index, index, index, index};
   if (block.getArgumentTypes() != TypeRange(expected))
@@ -243,4 +288,14 @@ LogicalResult AttentionOp::verifyRegions() {
              << "inside a score_mod region must be free of memory effects";
   }
   return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  return verifyScoreModRegion(*this, getScoreMod());
+}
+
+LogicalResult AttentionBackwardOp::verifyRegions() {
+  if (failed(verifyScoreModRegion(*this, getScoreMod())))
+    return failure();
+  return verifyDifferentiable(getScoreMod());
 }

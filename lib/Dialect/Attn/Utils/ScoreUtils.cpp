@@ -10,9 +10,9 @@ using namespace mlir;
 
 namespace attnfuse::attn {
 
-Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOp op,
+Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterface op,
                                  Value q, Value k) {
-  AttentionOp::Window w = op.getMaskWindow();
+  MaskWindow w = op.getMaskWindow();
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
   if (w.left == kUnbounded && w.right == kUnbounded)
     return Value();
@@ -34,11 +34,11 @@ Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOp op,
   return visible;
 }
 
-Value buildScoreMod(OpBuilder &b, Location loc, AttentionOp op, Value score,
+Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value score,
                     ValueRange coords) {
   if (!op.hasScoreMod())
     return score;
-  Block &block = op.getScoreMod().front();
+  Block &block = op.getScoreModRegion().front();
   IRMapping map;
   map.map(block.getArgument(0), score);
   for (auto [arg, coord] : llvm::zip(block.getArguments().drop_front(), coords))
@@ -48,7 +48,7 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOp op, Value score,
   return map.lookup(cast<YieldOp>(block.getTerminator()).getValues().front());
 }
 
-Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOp op, Value s,
+Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Value s,
                        ValueRange bhqk, Value bias, Value keep,
                        bool applyStructuralMask) {
   Type f32 = b.getF32Type();
@@ -122,10 +122,9 @@ uint64_t getDropoutThreshold(double p) {
   return static_cast<uint64_t>(std::floor(p * 4294967296.0));
 }
 
-Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOp op, Value seed,
+Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOpInterface op, Value seed,
                        ValueRange bhqk) {
-  uint64_t threshold =
-      getDropoutThreshold(op.getDropoutP().convertToDouble());
+  uint64_t threshold = getDropoutThreshold(op.getDropoutProbability());
   Value r = buildPhilox(b, loc, seed, bhqk);
   return arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::uge, r,

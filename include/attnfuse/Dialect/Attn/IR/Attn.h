@@ -16,7 +16,42 @@
 #define GET_ATTRDEF_CLASSES
 #include "attnfuse/Dialect/Attn/IR/AttnAttrs.h.inc"
 
+namespace attnfuse::attn {
+/// The structural mask as a window on `k - (q + offset)`:
+/// `-left <= k - (q + offset) <= right`. Unbounded sides are INT64_MAX.
+struct MaskWindow {
+  int64_t left, right, offset;
+};
+
+namespace detail {
+float getScaleOrDefault(std::optional<llvm::APFloat> scale, int64_t headDim);
+MaskWindow getMaskWindow(MaskKind kind, MaskAlignment alignment,
+                         std::optional<uint64_t> left,
+                         std::optional<uint64_t> right, int64_t queryLength,
+                         int64_t keyLength);
+} // namespace detail
+} // namespace attnfuse::attn
+
+#include "attnfuse/Dialect/Attn/IR/AttnOpsInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "attnfuse/Dialect/Attn/IR/AttnOps.h.inc"
+
+namespace attnfuse::attn {
+/// Builds the score_mod region's function and its derivative with respect to
+/// the score by forward-mode differentiation of its operations, at the
+/// builder's insertion point, with (score, b, h, q, k) substituted. Returns
+/// {value, d value / d score}; without a region, {score, 1}. Fails (with a
+/// diagnostic at the offending operation) on an operation it cannot
+/// differentiate.
+mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
+buildScoreModWithDerivative(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Region &scoreMod, mlir::Value score,
+                            mlir::ValueRange coords);
+
+/// Checks that buildScoreModWithDerivative can differentiate `scoreMod`;
+/// reports the first operation it cannot at that operation.
+mlir::LogicalResult verifyDifferentiable(mlir::Region &scoreMod);
+} // namespace attnfuse::attn
 
 #endif // ATTNFUSE_DIALECT_ATTN_IR_ATTN_H

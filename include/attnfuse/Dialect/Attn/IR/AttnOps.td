@@ -63,11 +63,51 @@ def Attn_MaskAlignmentAttr
 }
 
 //===----------------------------------------------------------------------===//
+// The element-wise semantics shared by the forward and backward ops
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
+  let cppNamespace = "::attnfuse::attn";
+  let description = [{
+    The score pipeline of attention (scale, score modification, bias,
+    structural and keep masks, dropout), shared by `attn.attention` and
+    `attn.attention_backward` so that every lowering builds it once.
+  }];
+  let methods = [
+    InterfaceMethod<"The scale applied to Q.K^T: the attribute, or 1/sqrt(Dqk).",
+      "float", "getScaleOrDefault", (ins), [{}], [{
+        return ::attnfuse::attn::detail::getScaleOrDefault(
+            $_op.getScale(), $_op.getQueryType().getDimSize(3));
+      }]>,
+    InterfaceMethod<[{The structural mask as a window on `k - (q + offset)`:
+      `-left <= k - (q + offset) <= right`; unbounded sides are INT64_MAX.}],
+      "::attnfuse::attn::MaskWindow", "getMaskWindow", (ins), [{}], [{
+        return ::attnfuse::attn::detail::getMaskWindow(
+            $_op.getMask(), $_op.getAlignment(), $_op.getWindowLeft(),
+            $_op.getWindowRight(), $_op.getQueryType().getDimSize(2),
+            $_op.getKeyType().getDimSize(2));
+      }]>,
+    InterfaceMethod<"The score_mod region (empty when absent).",
+      "::mlir::Region &", "getScoreModRegion", (ins), [{}],
+      [{ return $_op.getScoreMod(); }]>,
+    InterfaceMethod<"The dropout probability.", "double",
+      "getDropoutProbability", (ins), [{}],
+      [{ return $_op.getDropoutP().convertToDouble(); }]>,
+    InterfaceMethod<"The dropout seed (null without dropout).", "::mlir::Value",
+      "getDropoutSeed", (ins), [{}], [{ return $_op.getSeed(); }]>,
+  ];
+  let extraClassDeclaration = [{
+    bool hasScoreMod() { return !getScoreModRegion().empty(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // attn.attention
 //===----------------------------------------------------------------------===//
 
 def Attn_AttentionOp : Attn_Op<"attention", [
-    AttrSizedOperandSegments, RecursiveMemoryEffects]> {
+    AttrSizedOperandSegments, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<Attn_AttentionOpInterface>]> {
   let summary = "scaled dot-product attention, with masks, bias, score "
                 "modification, dropout and grouped key/value heads";
   let description = [{
@@ -189,21 +229,103 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       return ::llvm::cast<::mlir::RankedTensorType>(getValue().getType());
     }
 
-    /// The scale applied to Q.K^T: the attribute, or 1/sqrt(Dqk).
-    float getScaleOrDefault();
-
     /// True when a score_mod region is present.
     bool hasScoreMod() { return !getScoreMod().empty(); }
+  }];
+}
 
-    /// The structural mask as a window on `k - (q + offset)`:
-    /// `-left <= k - (q + offset) <= right`. Unbounded sides are INT64_MAX.
-    struct Window { int64_t left, right, offset; };
-    Window getMaskWindow();
+def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<Attn_AttentionOpInterface>]> {
+  let summary = "gradients of attn.attention with respect to Q, K and V";
+  let description = [{
+    Given the forward op's operands, attributes and region, its output `O`
+    and row log-sum-exp `lse`, and the gradient `dO` of a loss with respect to
+    `O`, computes (in f32, with `T`, `P` and the dropout factor
+    `Z = keep ? 1/(1-p) : 0` as in `attn.attention`):
+
+    ```
+    P   = exp(T - lse)   (0 where lse = -inf)
+    dV  = (P * Z)^T dO                        summed over the query heads of a group
+    dP  = (dO V^T) * Z
+    Di  = rowsum(dO * O)
+    dS  = P * (dP - Di) * score_mod'(scale * S) * scale
+    dQ  = dS K,   dK = dS^T Q                 (dK summed over the query heads of a group)
+    ```
+
+    `score_mod'` is the derivative of the score_mod region with respect to the
+    score, derived automatically from its operations (forward mode); a region
+    with an operation that cannot be differentiated is rejected by the
+    verifier. Bias and keep mask are inputs without gradients. Results have
+    the types of Q, K and V. The dropout mask is regenerated from `seed`, so it
+    is the forward pass's mask.
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_backward
+        ins(%q, %k, %v : tensor<1x4x128x64xf16>, tensor<1x1x128x64xf16>,
+                         tensor<1x1x128x64xf16>)
+        grad(%o, %lse, %do : tensor<1x4x128x64xf16>, tensor<1x4x128xf32>,
+                             tensor<1x4x128x64xf16>)
+        {mask = #attn.mask<causal>}
+        -> tensor<1x4x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    AnyRankedTensor:$output,
+    AnyRankedTensor:$lse,
+    AnyRankedTensor:$grad_output,
+    Optional<AnyRankedTensor>:$bias,
+    Optional<AnyRankedTensor>:$keep_mask,
+    Optional<I64>:$seed,
+    OptionalAttr<F32Attr>:$scale,
+    DefaultValuedAttr<Attn_MaskKindAttr, "MaskKind::none">:$mask,
+    DefaultValuedAttr<Attn_MaskAlignmentAttr,
+                      "MaskAlignment::top_left">:$alignment,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    DefaultValuedAttr<F32Attr, "0.0f">:$dropout_p
+  );
+  let results = (outs AnyRankedTensor:$grad_query,
+                      AnyRankedTensor:$grad_key,
+                      AnyRankedTensor:$grad_value);
+  let regions = (region AnyRegion:$score_mod);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+        type($value) `)`
+    `grad` `(` $output `,` $lse `,` $grad_output `:` type($output) `,`
+        type($lse) `,` type($grad_output) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`keep` `(` $keep_mask^ `:` type($keep_mask) `)`)?
+    (`seed` `(` $seed^ `)`)?
+    attr-dict
+    (`score_mod` $score_mod^)?
+    `->` type(results)
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getQueryType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
+    }
+    ::mlir::RankedTensorType getKeyType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getKey().getType());
+    }
+    ::mlir::RankedTensorType getValueType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getValue().getType());
+    }
   }];
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["AttentionOp", "AttentionBackwardOp"]>]> {
   let summary = "yields the modified score from a score_mod region";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "$values attr-dict `:` type($values)";

@@ -16,14 +16,14 @@ namespace attnfuse::attn {
 /// Returns an i1 that is true iff query `q` sees key `k` (both index) under
 /// the op's structural mask, or a null Value when the mask hides nothing.
 mlir::Value buildStructuralMaskVisible(mlir::OpBuilder &b, mlir::Location loc,
-                                       AttentionOp op, mlir::Value q,
+                                       AttentionOpInterface op, mlir::Value q,
                                        mlir::Value k);
 
 /// Clones the op's score_mod region at the builder's insertion point with
 /// (score, b, h, q, k) substituted and returns the yielded f32 score. Returns
 /// `score` unchanged when there is no region.
 mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
-                          AttentionOp op, mlir::Value score,
+                          AttentionOpInterface op, mlir::Value score,
                           mlir::ValueRange coords);
 
 /// The score pipeline of one element: `t = score_mod(scale * s, b, h, q, k)`,
@@ -31,7 +31,7 @@ mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
 /// structural mask (when `applyStructuralMask`) or `keep` (when non-null)
 /// hides (q, k). `s` is the f32 dot product; `bhqk` are global coordinates.
 mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
-                             AttentionOp op, mlir::Value s,
+                             AttentionOpInterface op, mlir::Value s,
                              mlir::ValueRange bhqk, mlir::Value bias,
                              mlir::Value keep, bool applyStructuralMask);
 
@@ -46,7 +46,7 @@ uint64_t getDropoutThreshold(double p);
 
 /// Returns an i1 that is true iff dropout keeps element (b, h, q, k).
 mlir::Value buildDropoutKeep(mlir::OpBuilder &b, mlir::Location loc,
-                             AttentionOp op, mlir::Value seed,
+                             AttentionOpInterface op, mlir::Value seed,
                              mlir::ValueRange bhqk);
 
 } // namespace attnfuse::attn

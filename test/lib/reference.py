@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Independent fp64 evaluation of attn.attention, for the lit suite.
+
+Written from the op's definition (include/attnfuse/Dialect/Attn/IR/AttnOps.td)
+with numpy only, sharing no code with the compiler. Two subcommands:
+
+  gen    writes input .npy files (arg<i>.npy) for `attnfuse-run --inputs=`.
+  check  reads the inputs and results of an `attnfuse-run` execution
+         (--dump-inputs / --dump-outputs) and compares every result with an
+         fp64 evaluation; with --dropout-stats it also checks the dropout mask
+         statistically (kept fraction, scaling of the kept probabilities).
+
+Exit status 0 iff every check passes; one summary line per check.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+# Default tolerances per result dtype: |out - ref| <= atol + rtol * |ref|.
+# The reference lowering accumulates in f32 and rounds once to the output type.
+TOLERANCES = {"f32": (2e-5, 2e-4), "f16": (2e-4, 2 ** -9), "bf16": (2e-3, 2 ** -7)}
+
+PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
+PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
+MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def philox_word0(seed, b, h, q, k):
+    """Philox4x32-10, counter (k, q, h, b), key (seed lo, seed hi); word 0."""
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) & MASK32 for x in (k, q, h, b))
+    c0, c1, c2, c3 = np.broadcast_arrays(c0, c1, c2, c3)
+    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
+    for rnd in range(10):
+        if rnd:
+            k0 = (k0 + PHILOX_W0) & 0xFFFFFFFF
+            k1 = (k1 + PHILOX_W1) & 0xFFFFFFFF
+        p0 = np.uint64(PHILOX_M0) * c0
+        p1 = np.uint64(PHILOX_M1) * c2
+        hi0, lo0 = p0 >> np.uint64(32), p0 & MASK32
+        hi1, lo1 = p1 >> np.uint64(32), p1 & MASK32
+        c0, c1, c2, c3 = (hi1 ^ c1 ^ np.uint64(k0), lo1,
+                          hi0 ^ c3 ^ np.uint64(k1), lo0)
+    return c0
+
+
+def dropout_keep(seed, p, shape):
+    B, H, Nq, Nk = shape
+    b, h, q, k = np.meshgrid(np.arange(B), np.arange(H), np.arange(Nq),
+                             np.arange(Nk), indexing="ij")
+    threshold = np.uint64(math.floor(p * 4294967296.0))
+    return philox_word0(seed, b, h, q, k) >= threshold
+
+
+def attention_f64(a, Q, K, V, bias=None, keep=None, seed=None):
+    """Returns (O, lse, P) in fp64, P before dropout."""
+    Q, K, V = (x.astype(np.float64) for x in (Q, K, V))
+    B, Hq, Nq, D = Q.shape
+    Hkv, Nk = K.shape[1], K.shape[2]
+    G = Hq // Hkv
+    K = np.repeat(K, G, axis=1)
+    V = np.repeat(V, G, axis=1)
+    scale = a.scale if a.scale is not None else 1.0 / math.sqrt(D)
+    S = np.einsum("bhqd,bhkd->bhqk", Q, K) * scale
+    if a.softcap:
+        S = a.softcap * np.tanh(S / a.softcap)
+    if bias is not None:
+        S = S + bias.astype(np.float64)
+    visible = np.ones((Nq, Nk), dtype=bool)
+    if a.mask != "none":
+        off = Nk - Nq if a.align == "bottom_right" else 0
+        rel = np.arange(Nk)[None, :] - (np.arange(Nq)[:, None] + off)
+        left, right = (math.inf, 0) if a.mask == "causal" else a.window
+        visible = (rel >= -left) & (rel <= right)
+    visible = np.broadcast_to(visible, S.shape)
+    if keep is not None:
+        visible = visible & np.broadcast_to(keep.astype(bool), S.shape)
+    S = np.where(visible, S, -np.inf)
+    m = S.max(axis=-1, keepdims=True)
+    m = np.where(m == -np.inf, 0.0, m)
+    E = np.exp(S - m)
+    l = E.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        P = np.where(l > 0, E / np.where(l > 0, l, 1.0), 0.0)
+        lse = (m + np.log(l))[..., 0]
+    Pd = P
+    if a.dropout:
+        Pd = np.where(dropout_keep(seed, a.dropout, P.shape),
+                      P * np.float64(np.float32(1.0 / (1.0 - a.dropout))), 0.0)
+    O = np.einsum("bhqk,bhkd->bhqd", Pd, V)
+    return O, lse, P
+
+
+def load(path):
+    x = np.load(path)
+    return x
+
+
+def compare(name, out, ref, dtype, atol, rtol):
+    out = out.astype(np.float64)
+    if out.shape != ref.shape:
+        print(f"reference: {name}: FAIL shape {out.shape} != {ref.shape}")
+        return False
+    both_inf = np.isinf(out) & np.isinf(ref) & (np.sign(out) == np.sign(ref))
+    err = np.where(both_inf, 0.0, np.abs(out - ref))
+    err = np.where(np.isnan(err), np.inf, err)
+    bound = atol + rtol * np.where(np.isinf(ref), 0.0, np.abs(ref))
+    ok = bool(np.all(err <= bound))
+    worst = float(np.max(err / bound)) if err.size else 0.0
+    print(f"reference: {name} ({dtype}): {'PASS' if ok else 'FAIL'} "
+          f"max_abs={float(err.max()) if err.size else 0.0:.3e} "
+          f"worst_err/bound={worst:.3f}")
+    return ok
+
+
+def cmd_check(a):
+    args = {}
+    for i in range(64):
+        p = os.path.join(a.inputs, f"arg{i}.npy")
+        if not os.path.exists(p):
+            break
+        args[i] = load(p)
+    Q, K, V = args[a.q], args[a.k], args[a.v]
+    bias = args[a.bias] if a.bias is not None else None
+    keep = args[a.keep] if a.keep is not None else None
+    seed = int(args[a.seed]) if a.seed is not None else None
+    O_ref, lse_ref, P = attention_f64(a, Q, K, V, bias, keep, seed)
+    atol, rtol = TOLERANCES[a.dtype]
+    atol = a.atol if a.atol is not None else atol
+    rtol = a.rtol if a.rtol is not None else rtol
+    ok = compare("result0 (O)", load(os.path.join(a.outputs, "result0.npy")),
+                 O_ref, a.dtype, atol, rtol)
+    if a.lse:
+        ok &= compare("result1 (lse)",
+                      load(os.path.join(a.outputs, "result1.npy")), lse_ref,
+                      "f32", *TOLERANCES["f32"])
+    if a.expect_empty_rows:
+        empty = int(np.sum(np.isneginf(lse_ref)))
+        print(f"reference: {empty} fully masked rows")
+        ok &= empty > 0
+    if a.dropout_stats:
+        ok &= dropout_stats(a, load(os.path.join(a.outputs, "result0.npy")), P,
+                            seed)
+    return 0 if ok else 1
+
+
+def dropout_stats(a, O, P, seed):
+    """With V = identity (Dv = Nk), O is the dropped-out P itself."""
+    p = a.dropout
+    O = O.astype(np.float64)
+    if O.shape != P.shape:
+        print("reference: dropout-stats needs V = identity (Dv == Nk)")
+        return False
+    kept = O != 0
+    live = P > 1e-30
+    frac = float(kept[live].mean())
+    n = int(live.sum())
+    sigma = math.sqrt(p * (1 - p) / n)
+    frac_ok = abs(frac - (1 - p)) <= 5 * sigma + 1e-12
+    scale_err = np.abs(O[kept] - P[kept] / (1 - p)) / (P[kept] / (1 - p))
+    scale_ok = bool(np.all(scale_err <= a.rtol if a.rtol else scale_err <= 1e-4))
+    same_mask = bool(np.all(kept[live] == dropout_keep(seed, p, P.shape)[live]))
+    print(f"reference: dropout p={p}: kept fraction {frac:.4f} over {n} "
+          f"(expected {1 - p:.4f} +- {5 * sigma:.4f}) "
+          f"{'PASS' if frac_ok else 'FAIL'}; kept scaled by 1/(1-p) "
+          f"max_rel_err={float(scale_err.max()):.2e} "
+          f"{'PASS' if scale_ok else 'FAIL'}; mask == Philox4x32-10 "
+          f"{'PASS' if same_mask else 'FAIL'}")
+    return frac_ok and scale_ok and same_mask
+
+
+def cmd_gen(a):
+    rng = np.random.default_rng(a.seed)
+    os.makedirs(a.dir, exist_ok=True)
+    for spec in a.arg:
+        idx, kind, shape, dtype = spec.split(":")
+        shape = tuple(int(s) for s in shape.split("x")) if shape else ()
+        if kind == "normal":
+            x = rng.standard_normal(shape)
+        elif kind == "identity":
+            x = np.broadcast_to(np.eye(shape[-2], shape[-1]), shape)
+        elif kind == "bool":
+            x = rng.random(shape) < 0.8
+        elif kind.startswith("int="):
+            x = np.array(int(kind[4:]))
+        else:
+            raise SystemExit(f"unknown kind {kind}")
+        np.save(os.path.join(a.dir, f"arg{idx}.npy"),
+                np.ascontiguousarray(x).astype(dtype))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen", help="write input .npy files")
+    g.add_argument("--dir", required=True)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--arg", action="append", default=[],
+                   help="INDEX:KIND:SHAPE:DTYPE, KIND in normal, identity, "
+                        "bool, int=N; SHAPE like 1x2x8x16 (empty for scalars)")
+    c = sub.add_parser("check", help="compare results with fp64")
+    c.add_argument("--inputs", required=True)
+    c.add_argument("--outputs", required=True)
+    c.add_argument("--dtype", choices=sorted(TOLERANCES), default="f32")
+    c.add_argument("--q", type=int, default=0)
+    c.add_argument("--k", type=int, default=1)
+    c.add_argument("--v", type=int, default=2)
+    c.add_argument("--bias", type=int)
+    c.add_argument("--keep", type=int)
+    c.add_argument("--seed", type=int, help="argument index of the seed")
+    c.add_argument("--scale", type=float)
+    c.add_argument("--mask", choices=["none", "causal", "sliding_window"],
+                   default="none")
+    c.add_argument("--align", choices=["top_left", "bottom_right"],
+                   default="top_left")
+    c.add_argument("--window", type=int, nargs=2, metavar=("LEFT", "RIGHT"))
+    c.add_argument("--softcap", type=float)
+    c.add_argument("--dropout", type=float, default=0.0)
+    c.add_argument("--dropout-stats", action="store_true")
+    c.add_argument("--lse", action="store_true", help="result1 is the lse")
+    c.add_argument("--expect-empty-rows", action="store_true")
+    c.add_argument("--atol", type=float)
+    c.add_argument("--rtol", type=float)
+    a = ap.parse_args()
+    return cmd_gen(a) if a.cmd == "gen" else cmd_check(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
