@@ -3,6 +3,7 @@
 
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 #include "attnfuse/Pipelines/Pipelines.h"
 
 void attnfuse::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -11,5 +12,6 @@ void attnfuse::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void attnfuse::registerAllPasses() {
   registerAttnFuseConversionPasses();
+  attn::registerAttnTransformsPasses();
   registerAttnFusePipelines();
 }

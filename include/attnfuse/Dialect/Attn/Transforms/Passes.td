@@ -1,0 +1,38 @@
+//===- Passes.td - attn dialect transformation passes ------*- tablegen -*-===//
+#ifndef ATTNFUSE_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+#define ATTNFUSE_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnRaiseAttention : Pass<"attn-raise-attention"> {
+  let summary = "Raise unfused attention chains (contraction, softmax, "
+                "contraction) into attn.attention";
+  let description = [{
+    Finds every chain `O = contract_k(softmax_k(T(contract_d(Q, K))), V)`
+    written in linalg on tensors (named or generic contractions, named or
+    decomposed softmax, any pointwise score pipeline, transposes, reshapes,
+    broadcasts and casts) and rewrites it into one `attn.attention`, after
+    proving that the op computes the same function (docs/Raising.md states
+    the rules). Every candidate chain is reported: "fused into
+    attn.attention" or "not fused: <reason>" at the op that failed.
+
+    Example: `attnfuse-opt --attn-raise-attention="report=errors summary"`.
+  }];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"\"remarks\"",
+           "How each candidate chain is reported: 'remarks' (a remark per "
+           "chain), 'errors' (a chain that is not fused is an error and the "
+           "pass fails), 'none'">,
+    Option<"summary", "summary", "bool", /*default=*/"false",
+           "Print counts (candidates, fused, not fused by reason) to stderr">,
+  ];
+  let dependentDialects = [
+    "::attnfuse::attn::AttnDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+#endif // ATTNFUSE_DIALECT_ATTN_TRANSFORMS_PASSES_TD
