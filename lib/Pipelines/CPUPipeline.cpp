@@ -31,6 +31,8 @@ void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
   // Tensors to buffers, with identity layouts at function boundaries.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // The online-softmax loop yields new row statistics and accumulators.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));

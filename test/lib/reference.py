@@ -189,7 +189,7 @@ def cmd_gen(a):
         else:
             raise SystemExit(f"unknown kind {kind}")
         np.save(os.path.join(a.dir, f"arg{idx}.npy"),
-                np.ascontiguousarray(x).astype(dtype))
+                np.array(x, dtype=dtype, order="C"))
     return 0
 
 

@@ -1,6 +1,8 @@
 //===- Runner.cpp - compile and execute a function on the CPU -------------===//
 #include "Runner.h"
 
+#include <cstdlib>
+
 #include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,12 +17,14 @@ using namespace mlir;
 using namespace attnfuse_run;
 
 LogicalResult attnfuse_run::lowerToLLVM(ModuleOp module, StringRef entry,
-                                        bool naive) {
+                                        bool naive, StringRef pipelineOptions) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(module.getContext()));
   PassManager pm(module.getContext());
   attnfuse::CPUPipelineOptions options;
+  if (failed(options.parseFromString(pipelineOptions)))
+    return failure();
   options.naive = naive;
   attnfuse::buildAttnLowerToCPUPipeline(pm, options);
   return pm.run(module);
@@ -82,6 +86,13 @@ attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
                                 /*targetMachine=*/nullptr);
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
+  // MLIR's C runner utilities (memrefCopy for strided copies); the
+  // environment variable ATTNFUSE_C_RUNNER_UTILS overrides the build's path.
+  std::string runnerUtils = ATTNFUSE_C_RUNNER_UTILS;
+  if (const char *path = std::getenv("ATTNFUSE_C_RUNNER_UTILS"))
+    runnerUtils = path;
+  SmallVector<StringRef, 1> sharedLibs = {runnerUtils};
+  options.sharedLibPaths = sharedLibs;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       ExecutionEngine::create(module, options);
   if (!engine)

@@ -11,10 +11,12 @@
 namespace attnfuse_run {
 
 /// Lowers `module` in place to the LLVM dialect with attn-lower-to-cpu-pipeline
-/// (`naive` selects the reference lowering), after marking the function
-/// `entry` with `llvm.emit_c_interface`. Emits the pipeline's diagnostics.
+/// (`naive` selects the reference lowering; `pipelineOptions` are further
+/// options of the pipeline, e.g. "block-q=16 block-k=32"), after marking the
+/// function `entry` with `llvm.emit_c_interface`. Emits the pipeline's
+/// diagnostics.
 mlir::LogicalResult lowerToLLVM(mlir::ModuleOp module, llvm::StringRef entry,
-                                bool naive);
+                                bool naive, llvm::StringRef pipelineOptions);
 
 /// JIT-compiles the lowered `module` at O2 and calls `entry`, whose
 /// tensor-level signature is `signature` (ranked tensors and scalars in,

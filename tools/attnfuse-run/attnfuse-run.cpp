@@ -127,6 +127,12 @@ static cl::opt<std::string> dumpReference(
              "DIR/result<i>.npy"),
     cl::value_desc("DIR"), cl::cat(runCategory));
 
+static cl::opt<std::string> pipelineOptions(
+    "pipeline-options",
+    cl::desc("Options of attn-lower-to-cpu-pipeline for both pipelines, e.g. "
+             "\"block-q=16 block-k=32\""),
+    cl::value_desc("OPTIONS"), cl::init(""), cl::cat(runCategory));
+
 static cl::opt<PrintIR> printIR(
     "print-ir", cl::init(PrintIR::None), cl::desc("Print IR to stderr"),
     cl::values(clEnumValN(PrintIR::AfterPipeline, "after-pipeline",
@@ -272,7 +278,7 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
   FunctionType signature =
       clone->lookupSymbol<func::FuncOp>(entry).getFunctionType();
   bool naive = evaluation != Evaluation::UnderTest;
-  if (failed(lowerToLLVM(*clone, entry, naive)))
+  if (failed(lowerToLLVM(*clone, entry, naive, pipelineOptions)))
     return reportError(llvm::Twine("the ") + name + " pipeline failed");
   if (evaluation == Evaluation::UnderTest &&
       printIR == PrintIR::AfterPipeline)

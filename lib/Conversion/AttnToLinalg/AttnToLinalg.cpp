@@ -35,7 +35,6 @@ using utils::IteratorType;
 struct GenericBuilder {
   OpBuilder &b;
   Location loc;
-  AttentionOp op;
   Type f32;
 
   Value constF32(float v) {
@@ -51,6 +50,50 @@ struct GenericBuilder {
     if (v.getType().getIntOrFloatBitWidth() < 32)
       return arith::ExtFOp::create(b, loc, f32, v);
     return arith::TruncFOp::create(b, loc, f32, v);
+  }
+  /// Rounds an f32 tensor to `elementType` (identity for f32).
+  Value castTo(Value x, Type elementType) {
+    if (elementType == f32)
+      return x;
+    auto type = cast<RankedTensorType>(x.getType());
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<IteratorType> iters(type.getRank(), IteratorType::parallel);
+    return generic(type.clone(elementType), {x},
+                   empty(type.getShape(), elementType), {id, id}, iters,
+                   [&](OpBuilder &nb, Location l, ValueRange a) {
+                     linalg::YieldOp::create(
+                         nb, l,
+                         ValueRange{arith::TruncFOp::create(nb, l, elementType,
+                                                            a[0])});
+                   })
+        .getResult(0);
+  }
+  /// linalg.index 0 .. n-1 of the enclosing generic.
+  SmallVector<Value> indices(int64_t n) {
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < n; ++i)
+      result.push_back(linalg::IndexOp::create(b, loc, i));
+    return result;
+  }
+  Value empty(ArrayRef<int64_t> shape, Type type) {
+    return tensor::EmptyOp::create(b, loc, shape, type);
+  }
+  /// A contraction `out[par...] += f32(x) * f32(y)` over the last loop.
+  Value contract(ArrayRef<int64_t> outShape, Value x, AffineMap xMap, Value y,
+                 AffineMap yMap, AffineMap outMap) {
+    SmallVector<IteratorType> iters(outShape.size(), IteratorType::parallel);
+    iters.push_back(IteratorType::reduction);
+    return generic(RankedTensorType::get(outShape, f32), {x, y},
+                   filled(outShape, 0.0f), {xMap, yMap, outMap}, iters,
+                   [&](OpBuilder &nb, Location l, ValueRange a) {
+                     GenericBuilder n{nb, l, f32};
+                     Value prod = arith::MulFOp::create(nb, l, n.toF32(a[0]),
+                                                        n.toF32(a[1]));
+                     linalg::YieldOp::create(
+                         nb, l,
+                         ValueRange{arith::AddFOp::create(nb, l, a[2], prod)});
+                   })
+        .getResult(0);
   }
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> exprs) {
     return AffineMap::get(numDims, 0, exprs, b.getContext());
@@ -84,7 +127,7 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op);
-  GenericBuilder h{b, loc, op, b.getF32Type()};
+  GenericBuilder h{b, loc, b.getF32Type()};
   MLIRContext *ctx = b.getContext();
 
   int64_t B = op.getBatchSize(), Hq = op.getNumQueryHeads(),
@@ -101,20 +144,9 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   float negInf = -std::numeric_limits<float>::infinity();
 
   // S[b,h,q,k] = sum_d f32(Q[b,h,q,d]) * f32(K[b,h/G,k,d]).
-  Value scores =
-      h.generic(scoreType, {op.getQuery(), op.getKey()},
-                h.filled(scoreShape, 0.0f),
-                {h.map(5, {d0, d1, d2, d4}), h.map(5, {d0, kvHead, d3, d4}),
-                 h.map(5, {d0, d1, d2, d3})},
-                {par, par, par, par, red},
-                [&](OpBuilder &nb, Location l, ValueRange a) {
-                  GenericBuilder n{nb, l, op, h.f32};
-                  Value prod = arith::MulFOp::create(nb, l, n.toF32(a[0]),
-                                                     n.toF32(a[1]));
-                  linalg::YieldOp::create(
-                      nb, l, ValueRange{arith::AddFOp::create(nb, l, a[2], prod)});
-                })
-          .getResult(0);
+  AffineMap id5 = h.map(5, {d0, d1, d2, d3});
+  Value scores = h.contract(scoreShape, op.getQuery(), h.map(5, {d0, d1, d2, d4}),
+                            op.getKey(), h.map(5, {d0, kvHead, d3, d4}), id5);
 
   // T = mask(score_mod(scale * S, b, h, q, k) + bias).
   SmallVector<Value> ins = {scores};
@@ -134,9 +166,7 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
       h.generic(scoreType, ins, tensor::EmptyOp::create(b, loc, scoreShape, h.f32),
                 maps, {par, par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                  SmallVector<Value> bhqk;
-                  for (int64_t i = 0; i < 4; ++i)
-                    bhqk.push_back(linalg::IndexOp::create(nb, l, i));
+                  SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
                   unsigned next = 1;
                   Value biasElem = hasBias ? a[next++] : Value();
                   Value keepElem = hasKeep ? a[next++] : Value();
@@ -163,7 +193,7 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
       h.generic(rowType, {rowMax}, tensor::EmptyOp::create(b, loc, rowShape, h.f32),
                 {row3, row3}, {par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                  GenericBuilder n{nb, l, op, h.f32};
+                  GenericBuilder n{nb, l, h.f32};
                   Value isEmpty = arith::CmpFOp::create(
                       nb, l, arith::CmpFPredicate::OEQ, a[0], n.constF32(negInf));
                   linalg::YieldOp::create(
@@ -192,64 +222,31 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
                       nb, l, ValueRange{arith::AddFOp::create(nb, l, a[0], a[1])});
                 })
           .getResult(0);
-  // P = (l > 0) ? E / l : 0, then dropout: P = keep ? P * (1/(1-p)) : 0.
-  double p = op.getDropoutP().convertToDouble();
-  Value seed = op.getSeed();
-  float keepScale = static_cast<float>(1.0 / (1.0 - p));
+  // P = (l > 0) ? E / l : 0, then dropout: P = P * (keep ? 1/(1-p) : 0).
+  bool hasDropout = static_cast<bool>(op.getSeed());
   Value probs =
       h.generic(scoreType, {exps, rowSum},
                 tensor::EmptyOp::create(b, loc, scoreShape, h.f32),
                 {scoreMap, rowMap, scoreMap}, {par, par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                  GenericBuilder n{nb, l, op, h.f32};
+                  GenericBuilder n{nb, l, h.f32};
                   Value zero = n.constF32(0.0f);
                   Value positive = arith::CmpFOp::create(
                       nb, l, arith::CmpFPredicate::OGT, a[1], zero);
                   Value pr = arith::SelectOp::create(
                       nb, l, positive, arith::DivFOp::create(nb, l, a[0], a[1]),
                       zero);
-                  if (seed) {
-                    SmallVector<Value> bhqk;
-                    for (int64_t i = 0; i < 4; ++i)
-                      bhqk.push_back(linalg::IndexOp::create(nb, l, i));
-                    Value keep = buildDropoutKeep(nb, l, op, seed, bhqk);
-                    Value kept =
-                        arith::MulFOp::create(nb, l, pr, n.constF32(keepScale));
-                    pr = arith::SelectOp::create(nb, l, keep, kept, zero);
-                  }
+                  if (hasDropout)
+                    pr = arith::MulFOp::create(
+                        nb, l, pr, buildDropoutFactor(nb, l, op, n.indices(4)));
                   linalg::YieldOp::create(nb, l, ValueRange{pr});
                 })
           .getResult(0);
   // O[b,h,q,e] = sum_k P[b,h,q,k] * f32(V[b,h/G,k,e]).
   SmallVector<int64_t> outShape = {B, Hq, Nq, Dv};
-  auto outF32Type = RankedTensorType::get(outShape, h.f32);
-  Value out =
-      h.generic(outF32Type, {probs, op.getValue()}, h.filled(outShape, 0.0f),
-                {h.map(5, {d0, d1, d2, d4}), h.map(5, {d0, kvHead, d4, d3}),
-                 h.map(5, {d0, d1, d2, d3})},
-                {par, par, par, par, red},
-                [&](OpBuilder &nb, Location l, ValueRange a) {
-                  GenericBuilder n{nb, l, op, h.f32};
-                  Value prod =
-                      arith::MulFOp::create(nb, l, a[0], n.toF32(a[1]));
-                  linalg::YieldOp::create(
-                      nb, l, ValueRange{arith::AddFOp::create(nb, l, a[2], prod)});
-                })
-          .getResult(0);
-  Type elementType = op.getQueryType().getElementType();
-  if (elementType != h.f32) {
-    AffineMap id = h.map(4, {d0, d1, d2, d3});
-    out = h.generic(RankedTensorType::get(outShape, elementType), {out},
-                    tensor::EmptyOp::create(b, loc, outShape, elementType),
-                    {id, id}, {par, par, par, par},
-                    [&](OpBuilder &nb, Location l, ValueRange a) {
-                      linalg::YieldOp::create(
-                          nb, l,
-                          ValueRange{arith::TruncFOp::create(nb, l, elementType,
-                                                             a[0])});
-                    })
-              .getResult(0);
-  }
+  Value out = h.contract(outShape, probs, h.map(5, {d0, d1, d2, d4}),
+                         op.getValue(), h.map(5, {d0, kvHead, d4, d3}), id5);
+  out = h.castTo(out, op.getQueryType().getElementType());
   SmallVector<Value> results = {out};
   if (op.getLse()) {
     // lse = m' + log(l).
@@ -269,7 +266,171 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   return results;
 }
 
+/// Sums a per-query-head gradient [B, Hq, N, D] (f32) over the query heads of
+/// each group, giving [B, Hkv, N, D] in `elementType`.
+static Value reduceGroups(GenericBuilder &h, Value perHead, int64_t groupSize,
+                          Type elementType) {
+  auto type = cast<RankedTensorType>(perHead.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] /= groupSize;
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(h.b.getContext(), d0, d1, d2, d3, d4);
+  IteratorType par = IteratorType::parallel;
+  Value sum =
+      h.generic(RankedTensorType::get(shape, h.f32), {perHead},
+                h.filled(shape, 0.0f),
+                {h.map(5, {d0, d1 * groupSize + d4, d2, d3}),
+                 h.map(5, {d0, d1, d2, d3})},
+                {par, par, par, par, IteratorType::reduction},
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  linalg::YieldOp::create(
+                      nb, l, ValueRange{arith::AddFOp::create(nb, l, a[0], a[1])});
+                })
+          .getResult(0);
+  return h.castTo(sum, elementType);
+}
+
+FailureOr<SmallVector<Value>>
+attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  GenericBuilder h{b, loc, b.getF32Type()};
+  MLIRContext *ctx = b.getContext();
+
+  RankedTensorType qType = op.getQueryType();
+  int64_t B = qType.getDimSize(0), Hq = qType.getDimSize(1),
+          Nq = qType.getDimSize(2), D = qType.getDimSize(3),
+          Nk = op.getKeyType().getDimSize(2),
+          Dv = op.getValueType().getDimSize(3),
+          G = Hq / op.getKeyType().getDimSize(1);
+  Type elementType = qType.getElementType();
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(ctx, d0, d1, d2, d3, d4);
+  AffineExpr kvHead = d1.floorDiv(G);
+  SmallVector<int64_t> scoreShape = {B, Hq, Nq, Nk}, rowShape = {B, Hq, Nq};
+  auto scoreType = RankedTensorType::get(scoreShape, h.f32);
+  IteratorType par = IteratorType::parallel;
+  AffineMap id4 = h.map(4, {d0, d1, d2, d3}), row4 = h.map(4, {d0, d1, d2});
+  AffineMap id5 = h.map(5, {d0, d1, d2, d3});
+
+  // S = Q K^T; T = mask(score_mod(scale S) + bias); J = dT/dS.
+  Value scores = h.contract(scoreShape, op.getQuery(), h.map(5, {d0, d1, d2, d4}),
+                            op.getKey(), h.map(5, {d0, kvHead, d3, d4}), id5);
+  SmallVector<Value> ins = {scores};
+  SmallVector<AffineMap> maps = {id4};
+  if (Value bias = op.getBias()) {
+    ins.push_back(bias);
+    maps.push_back(h.broadcastMap(cast<RankedTensorType>(bias.getType())));
+  }
+  if (Value keep = op.getKeepMask()) {
+    ins.push_back(keep);
+    maps.push_back(h.broadcastMap(cast<RankedTensorType>(keep.getType())));
+  }
+  maps.append({id4, id4});
+  bool hasBias = static_cast<bool>(op.getBias());
+  bool hasKeep = static_cast<bool>(op.getKeepMask());
+  auto scoresAndJacobian = linalg::GenericOp::create(
+      b, loc, TypeRange{scoreType, scoreType}, ins,
+      ValueRange{h.empty(scoreShape, h.f32), h.empty(scoreShape, h.f32)}, maps,
+      {par, par, par, par}, [&](OpBuilder &nb, Location l, ValueRange a) {
+        SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
+        unsigned next = 1;
+        Value biasElem = hasBias ? a[next++] : Value();
+        Value keepElem = hasKeep ? a[next++] : Value();
+        Value jacobian;
+        Value t = buildMaskedScore(nb, l, op, a[0], bhqk, biasElem, keepElem,
+                                   /*applyStructuralMask=*/true, &jacobian);
+        linalg::YieldOp::create(nb, l, ValueRange{t, jacobian});
+      });
+  Value masked = scoresAndJacobian.getResult(0);
+  Value jacobian = scoresAndJacobian.getResult(1);
+
+  // P = (lse == -inf) ? 0 : exp(T - lse).
+  Value probs =
+      h.generic(scoreType, {masked, op.getLse()}, h.empty(scoreShape, h.f32),
+                {id4, row4, id4}, {par, par, par, par},
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  GenericBuilder n{nb, l, h.f32};
+                  Value empty = arith::CmpFOp::create(
+                      nb, l, arith::CmpFPredicate::OEQ, a[1],
+                      n.constF32(-std::numeric_limits<float>::infinity()));
+                  Value p = math::ExpOp::create(
+                      nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+                  linalg::YieldOp::create(
+                      nb, l, ValueRange{arith::SelectOp::create(
+                                 nb, l, empty, n.constF32(0.0f), p)});
+                })
+          .getResult(0);
+  // Pd = P * Z with the dropout factor Z = keep ? 1/(1-p) : 0.
+  bool hasDropout = static_cast<bool>(op.getSeed());
+  Value dropped = probs;
+  if (hasDropout)
+    dropped =
+        h.generic(scoreType, {probs}, h.empty(scoreShape, h.f32), {id4, id4},
+                  {par, par, par, par},
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
+                    linalg::YieldOp::create(
+                        nb, l,
+                        ValueRange{arith::MulFOp::create(
+                            nb, l, a[0], buildDropoutFactor(nb, l, op, bhqk))});
+                  })
+            .getResult(0);
+
+  // dV_h[b,h,k,e] = sum_q Pd[b,h,q,k] dO[b,h,q,e]  (loops b, h, k, e, q).
+  Value dvPerHead =
+      h.contract({B, Hq, Nk, Dv}, dropped, h.map(5, {d0, d1, d4, d2}),
+                 op.getGradOutput(), h.map(5, {d0, d1, d4, d3}), id5);
+  // dPd[b,h,q,k] = sum_e dO[b,h,q,e] V[b,h/G,k,e].
+  Value dpd = h.contract(scoreShape, op.getGradOutput(), h.map(5, {d0, d1, d2, d4}),
+                         op.getValue(), h.map(5, {d0, kvHead, d3, d4}), id5);
+  // Di[b,h,q] = sum_e dO[b,h,q,e] O[b,h,q,e].
+  Value di = h.contract(rowShape, op.getGradOutput(), id4, op.getOutput(), id4,
+                        row4);
+  // dS = P * (dPd * Z - Di) * J.
+  Value ds =
+      h.generic(scoreType, {probs, dpd, di, jacobian}, h.empty(scoreShape, h.f32),
+                {id4, id4, row4, id4, id4}, {par, par, par, par},
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  Value dp = a[1];
+                  if (hasDropout) {
+                    SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
+                    dp = arith::MulFOp::create(
+                        nb, l, dp, buildDropoutFactor(nb, l, op, bhqk));
+                  }
+                  Value centered = arith::SubFOp::create(nb, l, dp, a[2]);
+                  Value dt = arith::MulFOp::create(nb, l, a[0], centered);
+                  linalg::YieldOp::create(
+                      nb, l, ValueRange{arith::MulFOp::create(nb, l, dt, a[3])});
+                })
+          .getResult(0);
+  // dQ[b,h,q,d] = sum_k dS[b,h,q,k] K[b,h/G,k,d].
+  Value dq = h.contract({B, Hq, Nq, D}, ds, h.map(5, {d0, d1, d2, d4}),
+                        op.getKey(), h.map(5, {d0, kvHead, d4, d3}), id5);
+  // dK_h[b,h,k,d] = sum_q dS[b,h,q,k] Q[b,h,q,d]  (loops b, h, k, d, q).
+  Value dkPerHead = h.contract({B, Hq, Nk, D}, ds, h.map(5, {d0, d1, d4, d2}),
+                               op.getQuery(), h.map(5, {d0, d1, d4, d3}), id5);
+  return SmallVector<Value>{h.castTo(dq, elementType),
+                            reduceGroups(h, dkPerHead, G, elementType),
+                            reduceGroups(h, dvPerHead, G, elementType)};
+}
+
 namespace {
+struct AttentionBackwardToLinalgPattern
+    : OpRewritePattern<AttentionBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<SmallVector<Value>> results =
+        lowerAttentionBackwardToLinalg(rewriter, op);
+    if (failed(results))
+      return failure();
+    rewriter.replaceOp(op, *results);
+    return success();
+  }
+};
+
 struct AttentionToLinalgPattern : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -288,7 +449,7 @@ struct ConvertAttnToLinalgPass
     RewritePatternSet patterns(&getContext());
     populateAttnToLinalgConversionPatterns(patterns);
     ConversionTarget target(getContext());
-    target.addIllegalOp<AttentionOp>();
+    target.addIllegalOp<AttentionOp, AttentionBackwardOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
@@ -299,5 +460,6 @@ struct ConvertAttnToLinalgPass
 
 void attnfuse::populateAttnToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AttentionToLinalgPattern>(patterns.getContext());
+  patterns.add<AttentionToLinalgPattern, AttentionBackwardToLinalgPattern>(
+      patterns.getContext());
 }

@@ -8,6 +8,7 @@
 namespace attnfuse {
 namespace attn {
 class AttentionOp;
+class AttentionBackwardOp;
 } // namespace attn
 
 /// Builds the naive, materializing computation of `op` in linalg on tensors
@@ -16,7 +17,14 @@ class AttentionOp;
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 lowerAttentionToLinalg(mlir::OpBuilder &builder, attn::AttentionOp op);
 
-/// Adds the pattern that rewrites attn.attention with lowerAttentionToLinalg.
+/// Builds the naive, materializing gradients (dQ, dK, dV) of `op` in linalg
+/// on tensors at `op`'s position. Does not erase `op`.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+lowerAttentionBackwardToLinalg(mlir::OpBuilder &builder,
+                               attn::AttentionBackwardOp op);
+
+/// Adds the patterns that rewrite attn.attention and attn.attention_backward
+/// with lowerAttentionToLinalg and lowerAttentionBackwardToLinalg.
 void populateAttnToLinalgConversionPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace attnfuse

@@ -176,14 +176,17 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
     dependsOnScore.insert(result);
     SmallVector<Value> x, dx;
     for (Value operand : op.getOperands()) {
-      x.push_back(b ? primal.lookup(operand) : Value());
+      x.push_back(b ? primal.lookup(operand) : operand);
       // In check-only mode a non-null marker stands for "has a tangent".
       Value t = tangentOf.lookup(operand);
       if (!b && dependsOnScore.contains(operand))
         t = operand;
       dx.push_back(t);
     }
-    FailureOr<Value> d = tb.tangent(&op, x, clone ? clone->getResult(0) : Value(), dx);
+    // In check-only mode the region's own values stand in for the clones;
+    // only their types are read.
+    FailureOr<Value> d =
+        tb.tangent(&op, x, clone ? clone->getResult(0) : result, dx);
     if (failed(d))
       return failure();
     if (*d)

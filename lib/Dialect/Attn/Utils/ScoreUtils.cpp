@@ -50,12 +50,20 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value s
 
 Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Value s,
                        ValueRange bhqk, Value bias, Value keep,
-                       bool applyStructuralMask) {
+                       bool applyStructuralMask, Value *derivative) {
   Type f32 = b.getF32Type();
-  Value t = arith::MulFOp::create(
-      b, loc, s,
-      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(op.getScaleOrDefault())));
-  t = buildScoreMod(b, loc, op, t, bhqk);
+  Value scale =
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(op.getScaleOrDefault()));
+  Value t = arith::MulFOp::create(b, loc, s, scale);
+  if (derivative) {
+    // The verifier of the backward op guarantees differentiability.
+    auto [value, dvalue] = *buildScoreModWithDerivative(
+        b, loc, op.getScoreModRegion(), t, bhqk);
+    t = value;
+    *derivative = arith::MulFOp::create(b, loc, dvalue, scale);
+  } else {
+    t = buildScoreMod(b, loc, op, t, bhqk);
+  }
   if (bias) {
     if (bias.getType() != f32)
       bias = bias.getType().getIntOrFloatBitWidth() < 32
@@ -130,6 +138,20 @@ Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOpInterface op, Valu
       b, loc, arith::CmpIPredicate::uge, r,
       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                    static_cast<int64_t>(threshold)));
+}
+
+Value buildDropoutFactor(OpBuilder &b, Location loc, AttentionOpInterface op,
+                         ValueRange bhqk) {
+  auto cst = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  };
+  Value seed = op.getDropoutSeed();
+  if (!seed)
+    return cst(1.0);
+  Value keep = buildDropoutKeep(b, loc, op, seed, bhqk);
+  return arith::SelectOp::create(
+      b, loc, keep, cst(1.0 / (1.0 - op.getDropoutProbability())), cst(0.0));
 }
 
 } // namespace attnfuse::attn

@@ -30,10 +30,19 @@ mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
 /// `t += f32(bias)` when `bias` is non-null, then `t = -inf` where the
 /// structural mask (when `applyStructuralMask`) or `keep` (when non-null)
 /// hides (q, k). `s` is the f32 dot product; `bhqk` are global coordinates.
+/// When `derivative` is non-null it receives dt/ds = score_mod'(scale * s) *
+/// scale (for visible elements; the backward pass multiplies it by P, which
+/// is 0 where hidden).
 mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
                              AttentionOpInterface op, mlir::Value s,
                              mlir::ValueRange bhqk, mlir::Value bias,
-                             mlir::Value keep, bool applyStructuralMask);
+                             mlir::Value keep, bool applyStructuralMask,
+                             mlir::Value *derivative = nullptr);
+
+/// The dropout factor of element (b, h, q, k): `keep ? 1 / (1 - p) : 0`
+/// (f32); 1 without dropout.
+mlir::Value buildDropoutFactor(mlir::OpBuilder &b, mlir::Location loc,
+                               AttentionOpInterface op, mlir::ValueRange bhqk);
 
 /// Returns the 32-bit Philox4x32-10 word 0 for counter (k, q, h, b) and key
 /// (seed[31:0], seed[63:32]), as an i64 holding an unsigned 32-bit value.
