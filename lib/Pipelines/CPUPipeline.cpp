@@ -1,6 +1,7 @@
 //===- CPUPipeline.cpp - attn-lower-to-cpu-pipeline -----------------------===//
 #include "attnfuse/Pipelines/Pipelines.h"
 #include "attnfuse/Conversion/Passes.h"
+#include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -22,6 +23,11 @@ void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
   if (options.naive) {
     pm.addPass(createConvertAttnToLinalg());
   } else {
+    // Unfused attention chains become attn.attention first (silently; the
+    // pass's `report` option makes it talk).
+    attn::AttnRaiseAttentionOptions raise;
+    raise.report = "none";
+    pm.addPass(attn::createAttnRaiseAttention(raise));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createConvertAttnToSCF(
         ConvertAttnToSCFOptions{options.blockQ, options.blockK}));

@@ -548,14 +548,24 @@ LogicalResult Matcher::matchSoftmax(Term *p, Chain &chain) {
   }
   if (!e) {
     Operation *at = p->kind == Term::Op ? p->op->getParentOp() : c2op;
-    if (isOp<arith::MulFOp, arith::SelectOp>(p))
-      for (Term *a : p->args)
-        if (stripCasts(a)->kind == Term::Leaf &&
-            !readsScores(a, scoresValue))
-          return fail(at, "external-dropout",
-                      "dropout with an external mask tensor cannot be "
-                      "carried (attn.attention regenerates its mask from a "
-                      "seed)");
+    // P * mask * c (or a select on a mask) over a softmax: dropout with a
+    // mask from outside.
+    std::function<bool(Term *)> foreignMask = [&](Term *t) -> bool {
+      t = stripCasts(t);
+      if (!isOp<arith::MulFOp, arith::SelectOp>(t))
+        return false;
+      for (Term *a : t->args) {
+        Term *x = stripCasts(a);
+        if ((x->kind == Term::Leaf && x->tensor != scoresValue) ||
+            foreignMask(x))
+          return true;
+      }
+      return false;
+    };
+    if (foreignMask(p))
+      return fail(at, "external-dropout",
+                  "dropout with an external mask tensor cannot be carried "
+                  "(attn.attention regenerates its mask from a seed)");
     return fail(at, "no-softmax",
                 "the probabilities are not a softmax (a quotient by a row "
                 "sum of exponentials)");
@@ -663,11 +673,24 @@ LogicalResult Matcher::matchStructuralMask(Term *cond, Chain &chain) {
     auto cmp = c->kind == Term::Op ? dyn_cast<arith::CmpIOp>(c->op) : nullptr;
     if (!cmp)
       return false;
-    auto affine = [&](Term *t) -> AffineExpr {
-      while (isOp<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp>(t))
-        t = t->args[0];
+    // An integer term of index arithmetic as an affine expression.
+    std::function<AffineExpr(Term *)> affine = [&](Term *t) -> AffineExpr {
+      if (isOp<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp>(t))
+        return affine(t->args[0]);
       if (t->kind == Term::Index)
         return t->index;
+      if (isOp<arith::AddIOp, arith::SubIOp, arith::MulIOp>(t)) {
+        AffineExpr l = affine(t->args[0]), r = affine(t->args[1]);
+        if (!l || !r)
+          return AffineExpr();
+        if (isa<arith::AddIOp>(t->op))
+          return l + r;
+        if (isa<arith::SubIOp>(t->op))
+          return l - r;
+        if (!isa<AffineConstantExpr>(l) && !isa<AffineConstantExpr>(r))
+          return AffineExpr();
+        return l * r;
+      }
       Attribute a;
       Operation *def = t->kind == Term::Op ? t->op
                        : t->kind == Term::Scalar ? t->scalar.getDefiningOp()
@@ -716,6 +739,8 @@ LogicalResult Matcher::matchStructuralMask(Term *cond, Chain &chain) {
   int64_t nq = size(*chain.qDim), nk = size(chain.kDim);
   // rel = k - q in [lo, hi]. top_left: window (-lo, hi) with offset 0;
   // bottom_right: rel' = rel - (nk - nq) in [lo - off, hi - off].
+  // Prefer a causal mask in either alignment, then a window.
+  for (int pass = 0; pass < 2; ++pass)
   for (MaskAlignment al : {MaskAlignment::top_left, MaskAlignment::bottom_right}) {
     int64_t off = al == MaskAlignment::bottom_right ? nk - nq : 0;
     int64_t l = lo == -kInf ? kInf : off - lo;
@@ -723,6 +748,8 @@ LogicalResult Matcher::matchStructuralMask(Term *cond, Chain &chain) {
     if (l < 0 || r < 0)
       continue;
     if (al == MaskAlignment::bottom_right && off == 0)
+      continue;
+    if (pass == 0 && !(l == kInf && r == 0))
       continue;
     chain.alignment = al;
     if (l == kInf && r == 0) {
@@ -817,7 +844,9 @@ static std::pair<Value, AffineMap>
 peel(Value v, AffineMap access,
      function_ref<bool(AffineMap)> acceptable) {
   MLIRContext *ctx = v.getContext();
-  while (Operation *def = v.getDefiningOp()) {
+  Value cur = v;
+  AffineMap curAccess = access;
+  while (Operation *def = cur.getDefiningOp()) {
     Value src;
     AffineMap next;
     if (auto lin = dyn_cast<linalg::LinalgOp>(def)) {
@@ -828,7 +857,7 @@ peel(Value v, AffineMap access,
       Block *body = lin.getBlock();
       if (body->getTerminator()->getOperand(0) != body->getArgument(0))
         break;
-      AffineMap outMap = lin.getIndexingMapMatchingResult(cast<OpResult>(v));
+      AffineMap outMap = lin.getIndexingMapMatchingResult(cast<OpResult>(cur));
       SmallVector<AffineExpr> loops(lin.getNumLoops());
       bool ok = true;
       for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
@@ -837,7 +866,7 @@ peel(Value v, AffineMap access,
           ok = false;
           break;
         }
-        loops[d.getPosition()] = access.getResult(p);
+        loops[d.getPosition()] = curAccess.getResult(p);
       }
       if (!ok || llvm::any_of(loops, [](AffineExpr e) { return !e; }))
         break;
@@ -851,7 +880,7 @@ peel(Value v, AffineMap access,
            llvm::enumerate(collapse.getReassociationIndices())) {
         int64_t stride = 1;
         for (int64_t i = group.size() - 1; i >= 0; --i) {
-          AffineExpr e = access.getResult(j);
+          AffineExpr e = curAccess.getResult(j);
           if (group.size() > 1)
             e = e.floorDiv(stride);
           if (i != 0)
@@ -871,7 +900,7 @@ peel(Value v, AffineMap access,
       for (const auto &group : expand.getReassociationIndices()) {
         AffineExpr e = getAffineConstantExpr(0, ctx);
         for (int64_t i : group)
-          e = e * resShape[i] + access.getResult(i);
+          e = e * resShape[i] + curAccess.getResult(i);
         exprs.push_back(simplify(e));
       }
       src = expand.getSrc();
@@ -879,10 +908,14 @@ peel(Value v, AffineMap access,
     } else {
       break;
     }
-    if (!acceptable(next))
-      break;
-    v = src;
-    access = next;
+    // Intermediate maps may be anything (a collapse reads `h mod G` that a
+    // later broadcast drops); the result is the deepest acceptable point.
+    cur = src;
+    curAccess = next;
+    if (acceptable(next)) {
+      v = src;
+      access = next;
+    }
   }
   return {v, access};
 }
@@ -1227,6 +1260,7 @@ private:
   OpBuilder &b;
   Location loc;
   MLIRContext *ctx;
+  Operation *attnOp = nullptr;
 };
 
 static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
@@ -1282,6 +1316,8 @@ Value Rewriter::buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
     double cst;
     if (isConstTerm(t, &cst))
       return arith::ConstantOp::create(rb, loc, FloatAttr::get(t->type, cst));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(attnOp);
     SmallVector<Value> idx;
     for (AffineExpr e : t->access.getResults())
       idx.push_back(arith::ConstantIndexOp::create(
@@ -1363,6 +1399,7 @@ Value Rewriter::run() {
       c.mask == MaskKind::sliding_window ? b.getI64IntegerAttr(c.windowRight)
                                          : IntegerAttr(),
       b.getF32FloatAttr(0.0f));
+  attnOp = op;
   // score_mod: the region term with the scores as the block argument.
   bool trivialRegion = c.region->kind == Term::Leaf &&
                        c.region->tensor == m.scoresValue &&
