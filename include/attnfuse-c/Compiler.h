@@ -1,0 +1,197 @@
+/*===-- attnfuse-c/Compiler.h - compile and run attnfuse modules --*- C -*-===*\
+|*                                                                            *|
+|* A self-contained C API over attnfuse: give it a module as text, get back   *|
+|* the lowered IR as text, the diagnostics and remarks the passes emitted,    *|
+|* and (on the host CPU) a JIT-compiled function to call on dense buffers.    *|
+|* It needs no MlirContext from the caller: each compilation owns one.        *|
+|*                                                                            *|
+|* Objects are opaque handles created by `...Create`/`attnfuseCompile`/       *|
+|* `attnfuseCompilationRun` and released by the matching `...Destroy`.        *|
+|* Strings returned as MlirStringRef are owned by the object they come from   *|
+|* and are not null-terminated.                                               *|
+|*                                                                            *|
+|* Planned (GPU issue): a target option (`attnfuseCompileOptionsSetTarget`),  *|
+|* and accessors on AttnfuseCompilation for the kernel binaries and their     *|
+|* launch metadata (grid, block, shared memory, argument layout). They will   *|
+|* be added as new functions on the same opaque objects; nothing here will   *|
+|* change.                                                                    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef ATTNFUSE_C_COMPILER_H
+#define ATTNFUSE_C_COMPILER_H
+
+#include "mlir-c/Support.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Element types of the tensors exchanged with compiled functions. In memory,
+/// f16/bf16 are their 16-bit patterns and i1 is one byte (0 or 1).
+typedef enum AttnfuseElementType {
+  AttnfuseElementTypeF16 = 0,
+  AttnfuseElementTypeBF16 = 1,
+  AttnfuseElementTypeF32 = 2,
+  AttnfuseElementTypeF64 = 3,
+  AttnfuseElementTypeI1 = 4,
+  AttnfuseElementTypeI8 = 5,
+  AttnfuseElementTypeI16 = 6,
+  AttnfuseElementTypeI32 = 7,
+  AttnfuseElementTypeI64 = 8,
+} AttnfuseElementType;
+
+/// Returns the size in bytes of one element of `type`, or 0 if `type` is not
+/// an AttnfuseElementType.
+MLIR_CAPI_EXPORTED intptr_t
+attnfuseElementTypeGetByteSize(AttnfuseElementType type);
+
+typedef enum AttnfuseDiagnosticSeverity {
+  AttnfuseDiagnosticError = 0,
+  AttnfuseDiagnosticWarning = 1,
+  AttnfuseDiagnosticNote = 2,
+  AttnfuseDiagnosticRemark = 3,
+} AttnfuseDiagnosticSeverity;
+
+/// One diagnostic. Notes attached to a diagnostic follow it as separate
+/// entries of severity Note. `location` is "file:line:col" when known.
+typedef struct AttnfuseDiagnostic {
+  AttnfuseDiagnosticSeverity severity;
+  MlirStringRef location;
+  MlirStringRef message;
+} AttnfuseDiagnostic;
+
+/// A dense, row-major (C-contiguous) tensor. A rank-0 tensor is also how a
+/// scalar argument is passed.
+typedef struct AttnfuseTensor {
+  AttnfuseElementType elementType;
+  intptr_t rank;
+  const int64_t *shape; ///< `rank` sizes; -1 means dynamic in a signature.
+  void *data;
+} AttnfuseTensor;
+
+typedef struct AttnfuseCompileOptions {
+  void *ptr;
+} AttnfuseCompileOptions;
+typedef struct AttnfuseCompilation {
+  void *ptr;
+} AttnfuseCompilation;
+typedef struct AttnfuseRun {
+  void *ptr;
+} AttnfuseRun;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+/// Creates options with the defaults: attnfuse's CPU pipeline
+/// (attn-lower-to-cpu-pipeline, fused lowering, 64x64 blocks), no JIT.
+MLIR_CAPI_EXPORTED AttnfuseCompileOptions attnfuseCompileOptionsCreate(void);
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsDestroy(AttnfuseCompileOptions options);
+
+/// Runs `pipeline` instead of attnfuse's pipeline: a textual pass pipeline,
+/// either anchored (`builtin.module(convert-attn-to-scf,canonicalize)`) or a
+/// pass list run on the module (`convert-attn-to-linalg`). Empty: the default.
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetPipeline(AttnfuseCompileOptions options,
+                                  MlirStringRef pipeline);
+
+/// Options of attnfuse's pipeline: `naive` selects the reference lowering
+/// (convert-attn-to-linalg), blockQ/blockK the tiles of the fused lowering.
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetNaive(AttnfuseCompileOptions options, bool naive);
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetBlockSizes(AttnfuseCompileOptions options,
+                                    int64_t blockQ, int64_t blockK);
+
+/// Also JIT-compiles the function `entry` for the host CPU so that
+/// attnfuseCompilationRun can call it. `entry` must take ranked tensors or
+/// scalars of AttnfuseElementType types and return ranked tensors; it is
+/// marked `llvm.emit_c_interface` before the pipeline runs. Empty: no JIT.
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetEntry(AttnfuseCompileOptions options,
+                               MlirStringRef entry);
+
+/// The file name used in the locations of the source (default "<source>").
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetSourceName(AttnfuseCompileOptions options,
+                                    MlirStringRef name);
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+/// Parses `source` (an MLIR module in textual form) and runs the
+/// pipeline of `options` (null: the defaults) on it. Never fails to return an
+/// object: check attnfuseCompilationSucceeded and read the diagnostics.
+MLIR_CAPI_EXPORTED AttnfuseCompilation
+attnfuseCompile(MlirStringRef source, AttnfuseCompileOptions options);
+
+MLIR_CAPI_EXPORTED void
+attnfuseCompilationDestroy(AttnfuseCompilation compilation);
+
+/// True if the source parsed, the pipeline succeeded and, when an entry was
+/// requested, the function was JIT-compiled.
+MLIR_CAPI_EXPORTED bool
+attnfuseCompilationSucceeded(AttnfuseCompilation compilation);
+
+/// The IR after the pipeline (empty if parsing or the pipeline failed).
+MLIR_CAPI_EXPORTED MlirStringRef
+attnfuseCompilationGetIR(AttnfuseCompilation compilation);
+
+/// The errors, warnings, notes and remarks emitted, in order.
+MLIR_CAPI_EXPORTED intptr_t
+attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation);
+MLIR_CAPI_EXPORTED AttnfuseDiagnostic
+attnfuseCompilationGetDiagnostic(AttnfuseCompilation compilation,
+                                 intptr_t pos);
+
+/// True if the compilation holds a JIT-compiled entry function.
+MLIR_CAPI_EXPORTED bool
+attnfuseCompilationIsExecutable(AttnfuseCompilation compilation);
+
+/// The tensor-level signature of the entry function (0 if not executable).
+/// Shapes use -1 for dynamic sizes; a scalar argument has rank 0 and
+/// attnfuseCompilationIsScalarInput true. `data` is null.
+MLIR_CAPI_EXPORTED intptr_t
+attnfuseCompilationGetNumInputs(AttnfuseCompilation compilation);
+MLIR_CAPI_EXPORTED AttnfuseTensor
+attnfuseCompilationGetInputType(AttnfuseCompilation compilation, intptr_t pos);
+MLIR_CAPI_EXPORTED bool
+attnfuseCompilationIsScalarInput(AttnfuseCompilation compilation,
+                                 intptr_t pos);
+MLIR_CAPI_EXPORTED intptr_t
+attnfuseCompilationGetNumResults(AttnfuseCompilation compilation);
+MLIR_CAPI_EXPORTED AttnfuseTensor
+attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
+                                 intptr_t pos);
+
+//===----------------------------------------------------------------------===//
+// Execution on the host CPU
+//===----------------------------------------------------------------------===//
+
+/// Calls the JIT-compiled entry function on `args` (copied first: the
+/// compiled code may write its arguments) and collects its results. Checks
+/// the number, element types and shapes of `args` against the signature;
+/// a mismatch gives a failed run with an error message, not a call.
+MLIR_CAPI_EXPORTED AttnfuseRun attnfuseCompilationRun(
+    AttnfuseCompilation compilation, intptr_t numArgs,
+    const AttnfuseTensor *args);
+
+MLIR_CAPI_EXPORTED void attnfuseRunDestroy(AttnfuseRun run);
+MLIR_CAPI_EXPORTED bool attnfuseRunSucceeded(AttnfuseRun run);
+/// Why the run failed (empty if it succeeded).
+MLIR_CAPI_EXPORTED MlirStringRef attnfuseRunGetError(AttnfuseRun run);
+MLIR_CAPI_EXPORTED intptr_t attnfuseRunGetNumResults(AttnfuseRun run);
+/// Result `pos`, dense row-major; its shape and data are owned by `run`.
+MLIR_CAPI_EXPORTED AttnfuseTensor attnfuseRunGetResult(AttnfuseRun run,
+                                                        intptr_t pos);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTNFUSE_C_COMPILER_H

@@ -1,0 +1,615 @@
+//===- Compiler.cpp - C API: compile and run attnfuse modules -------------===//
+//
+// Each compilation owns an MLIRContext with every upstream dialect, attn and
+// the LLVM IR translations, collects every diagnostic through a handler, runs
+// the pipeline and, when asked, JIT-compiles the entry function with MLIR's
+// ExecutionEngine. Calls go through the C interface (llvm.emit_c_interface):
+// memref descriptors built over dense buffers.
+//
+// Note: tools/attnfuse-run has its own runner (tools/attnfuse-run/Runner.cpp);
+// the two should share a library once that tool has settled.
+//
+//===----------------------------------------------------------------------===//
+#include "attnfuse-c/Compiler.h"
+
+#include "attnfuse/InitAll.h"
+#include "attnfuse/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+struct Options {
+  std::string pipeline;
+  bool naive = false;
+  int64_t blockQ = 64;
+  int64_t blockK = 64;
+  std::string entry;
+  std::string sourceName = "<source>";
+};
+
+struct StoredDiagnostic {
+  AttnfuseDiagnosticSeverity severity;
+  std::string location;
+  std::string message;
+};
+
+/// The tensor-level type of one argument or result of the entry function.
+struct ValueType {
+  AttnfuseElementType elementType;
+  std::vector<int64_t> shape; // -1: dynamic
+  bool scalar;
+};
+
+struct Compilation {
+  bool succeeded = false;
+  std::string ir;
+  std::vector<StoredDiagnostic> diagnostics;
+  std::vector<ValueType> inputs, results;
+  std::string entry;
+  /// Whether returned buffers are freshly allocated (attnfuse's pipeline
+  /// makes the caller own them); a custom pipeline gives no such guarantee.
+  bool ownsResults = false;
+  // The engine is destroyed before the context (reverse declaration order).
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<ExecutionEngine> engine;
+};
+
+struct Tensor {
+  AttnfuseElementType elementType;
+  std::vector<int64_t> shape;
+  std::vector<uint64_t> storage; // 8-byte aligned
+};
+
+struct Run {
+  std::string error;
+  std::vector<Tensor> results;
+};
+
+Options *unwrap(AttnfuseCompileOptions o) {
+  return static_cast<Options *>(o.ptr);
+}
+Compilation *unwrap(AttnfuseCompilation c) {
+  return static_cast<Compilation *>(c.ptr);
+}
+Run *unwrap(AttnfuseRun r) { return static_cast<Run *>(r.ptr); }
+std::string toString(MlirStringRef s) { return std::string(s.data, s.length); }
+MlirStringRef toRef(const std::string &s) {
+  return mlirStringRefCreate(s.data(), s.size());
+}
+
+std::optional<AttnfuseElementType> getElementType(Type type) {
+  if (type.isF16())
+    return AttnfuseElementTypeF16;
+  if (type.isBF16())
+    return AttnfuseElementTypeBF16;
+  if (type.isF32())
+    return AttnfuseElementTypeF32;
+  if (type.isF64())
+    return AttnfuseElementTypeF64;
+  if (auto intType = dyn_cast<IntegerType>(type)) {
+    if (intType.isUnsigned())
+      return std::nullopt;
+    switch (intType.getWidth()) {
+    case 1:
+      return AttnfuseElementTypeI1;
+    case 8:
+      return AttnfuseElementTypeI8;
+    case 16:
+      return AttnfuseElementTypeI16;
+    case 32:
+      return AttnfuseElementTypeI32;
+    case 64:
+      return AttnfuseElementTypeI64;
+    }
+  }
+  return std::nullopt;
+}
+
+const char *getName(AttnfuseElementType type) {
+  static const char *names[] = {"f16", "bf16", "f32", "f64", "i1",
+                                "i8",  "i16",  "i32", "i64"};
+  return static_cast<unsigned>(type) < 9 ? names[type] : "<invalid>";
+}
+
+std::string describe(AttnfuseElementType type, llvm::ArrayRef<int64_t> shape,
+                     bool scalar) {
+  if (scalar)
+    return getName(type);
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+  return s + getName(type) + ">";
+}
+
+/// Returns "file:line:col" for the first file location inside `loc`.
+std::string formatLocation(Location loc) {
+  std::string result;
+  loc->walk([&](Location nested) {
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(nested)) {
+      result = (fileLoc.getFilename().strref() + ":" +
+                llvm::Twine(fileLoc.getLine()) + ":" +
+                llvm::Twine(fileLoc.getColumn()))
+                   .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (result.empty() && !isa<UnknownLoc>(loc))
+    llvm::raw_string_ostream(result) << loc;
+  return result;
+}
+
+AttnfuseDiagnosticSeverity convert(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return AttnfuseDiagnosticError;
+  case DiagnosticSeverity::Warning:
+    return AttnfuseDiagnosticWarning;
+  case DiagnosticSeverity::Note:
+    return AttnfuseDiagnosticNote;
+  case DiagnosticSeverity::Remark:
+    return AttnfuseDiagnosticRemark;
+  }
+  return AttnfuseDiagnosticError;
+}
+
+void registerPassesOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mlir::registerAllPasses();
+    attnfuse::registerAllPasses();
+  });
+}
+
+void initializeNativeTargetOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+/// Reads the signature of `func` into `c`; false (with an error emitted) if
+/// a type is not supported by the runner.
+bool readSignature(func::FuncOp func, Compilation &c) {
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    std::optional<AttnfuseElementType> element = getElementType(
+        tensorType ? tensorType.getElementType() : type);
+    if (!element) {
+      func.emitError() << "argument " << i << " of the entry function has type "
+                       << type
+                       << "; supported: ranked tensors and scalars of "
+                          "f16, bf16, f32, f64, i1, i8, i16, i32, i64";
+      return false;
+    }
+    c.inputs.push_back(
+        {*element,
+         tensorType ? std::vector<int64_t>(tensorType.getShape().begin(),
+                                           tensorType.getShape().end())
+                    : std::vector<int64_t>(),
+         !tensorType});
+    for (int64_t &d : c.inputs.back().shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+  }
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    std::optional<AttnfuseElementType> element =
+        tensorType ? getElementType(tensorType.getElementType())
+                   : std::nullopt;
+    if (!element) {
+      func.emitError() << "result " << i << " of the entry function has type "
+                       << type
+                       << "; supported: ranked tensors of f16, bf16, f32, "
+                          "f64, i1, i8, i16, i32, i64";
+      return false;
+    }
+    c.results.push_back({*element,
+                         std::vector<int64_t>(tensorType.getShape().begin(),
+                                              tensorType.getShape().end()),
+                         false});
+    for (int64_t &d : c.results.back().shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+  }
+  return true;
+}
+
+void compile(Compilation &c, llvm::StringRef source, const Options &options) {
+  DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  attnfuse::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  // One thread: diagnostics then come in a deterministic order.
+  c.context = std::make_unique<MLIRContext>(registry,
+                                            MLIRContext::Threading::DISABLED);
+  MLIRContext &ctx = *c.context;
+  // Diagnostics carry their message and location, not a dump of the op.
+  ctx.printOpOnDiagnostic(false);
+  auto record = [&c](Diagnostic &diag) {
+    c.diagnostics.push_back({convert(diag.getSeverity()),
+                             formatLocation(diag.getLocation()), diag.str()});
+    for (Diagnostic &note : diag.getNotes())
+      c.diagnostics.push_back({AttnfuseDiagnosticNote,
+                               formatLocation(note.getLocation()), note.str()});
+  };
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    record(diag);
+    return success();
+  });
+  auto error = [&](const llvm::Twine &message) {
+    c.diagnostics.push_back({AttnfuseDiagnosticError, "", message.str()});
+  };
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&ctx),
+                                  options.sourceName);
+  if (!module)
+    return;
+
+  func::FuncOp func;
+  if (!options.entry.empty()) {
+    func = module->lookupSymbol<func::FuncOp>(options.entry);
+    if (!func || func.isExternal()) {
+      error("no function '" + options.entry + "' with a body in the module");
+      return;
+    }
+    if (!readSignature(func, c))
+      return;
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(&ctx));
+  }
+
+  PassManager pm(&ctx, ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
+  if (options.pipeline.empty()) {
+    attnfuse::CPUPipelineOptions pipelineOptions;
+    pipelineOptions.naive = options.naive;
+    pipelineOptions.blockQ = options.blockQ;
+    pipelineOptions.blockK = options.blockK;
+    attnfuse::buildAttnLowerToCPUPipeline(pm, pipelineOptions);
+    c.ownsResults = true;
+  } else {
+    registerPassesOnce();
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    // An anchored pipeline `builtin.module(...)` is the same as its body run
+    // on the module; any other text is a pass list run on the module.
+    llvm::StringRef pipeline = llvm::StringRef(options.pipeline).trim();
+    if (pipeline.starts_with("builtin.module(") && pipeline.ends_with(")"))
+      pipeline = pipeline.drop_front(strlen("builtin.module(")).drop_back();
+    if (failed(parsePassPipeline(pipeline, pm, os))) {
+      error("invalid pass pipeline '" + options.pipeline +
+            "': " + llvm::StringRef(message).trim());
+      return;
+    }
+  }
+  if (failed(pm.run(*module)))
+    return;
+
+  llvm::raw_string_ostream(c.ir) << *module;
+
+  if (!options.entry.empty()) {
+    initializeNativeTargetOnce();
+    ExecutionEngineOptions engineOptions;
+    std::function<llvm::Error(llvm::Module *)> transformer =
+        makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                  /*targetMachine=*/nullptr);
+    engineOptions.transformer = transformer;
+    engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
+    llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+        ExecutionEngine::create(*module, engineOptions);
+    if (!engine) {
+      error("cannot JIT-compile the module (is it lowered to the LLVM "
+            "dialect?): " +
+            llvm::toString(engine.takeError()));
+      return;
+    }
+    c.engine = std::move(*engine);
+    c.entry = options.entry;
+  }
+  c.succeeded = true;
+}
+
+/// Number of 64-bit words of a rank-`rank` memref descriptor in the C
+/// interface: {T *allocated; T *aligned; int64_t offset; int64_t sizes[R];
+/// int64_t strides[R];}.
+size_t getDescriptorWords(size_t rank) { return 3 + 2 * rank; }
+
+int64_t getNumElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
+  if (!c.engine) {
+    r.error = "the compilation holds no executable function (set an entry "
+              "and check that the compilation succeeded)";
+    return;
+  }
+  if (args.size() != c.inputs.size()) {
+    r.error = "'" + c.entry + "' takes " + std::to_string(c.inputs.size()) +
+              " arguments, got " + std::to_string(args.size());
+    return;
+  }
+  // Check, then copy the arguments: the compiled code may write them.
+  std::vector<std::vector<uint64_t>> copies(args.size());
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    const ValueType &want = c.inputs[i];
+    intptr_t byteSize = attnfuseElementTypeGetByteSize(arg.elementType);
+    bool rankOk = static_cast<size_t>(arg.rank) == want.shape.size() &&
+                  (arg.rank == 0 || arg.shape);
+    bool shapeOk = rankOk && byteSize != 0 && arg.elementType == want.elementType;
+    for (intptr_t d = 0; shapeOk && d < arg.rank; ++d)
+      shapeOk = arg.shape[d] >= 0 &&
+                (want.shape[d] < 0 || want.shape[d] == arg.shape[d]);
+    if (!shapeOk) {
+      std::string got =
+          byteSize == 0 ? std::string("an invalid element type")
+          : arg.rank < 0 || (arg.rank > 0 && !arg.shape)
+              ? std::string("an invalid shape")
+              : describe(arg.elementType,
+                         llvm::ArrayRef<int64_t>(arg.shape, arg.rank),
+                         /*scalar=*/false);
+      r.error = "argument " + std::to_string(i) + " of '" + c.entry +
+                "' must be " + describe(want.elementType, want.shape, want.scalar) +
+                ", got " + got;
+      return;
+    }
+    int64_t bytes =
+        getNumElements(llvm::ArrayRef<int64_t>(arg.shape, arg.rank)) * byteSize;
+    if (bytes > 0 && !arg.data) {
+      r.error = "argument " + std::to_string(i) + " has no data";
+      return;
+    }
+    copies[i].resize((bytes + 7) / 8 + 1);
+    if (bytes > 0)
+      std::memcpy(copies[i].data(), arg.data, bytes);
+  }
+
+  // The C interface takes a pointer to the results (one descriptor, or a
+  // struct of descriptors: all 8-byte words, no padding), then a pointer to
+  // the descriptor of each memref argument and scalars by value;
+  // invokePacked takes the address of each of these.
+  size_t resultWords = 0;
+  for (const ValueType &result : c.results)
+    resultWords += getDescriptorWords(result.shape.size());
+  std::vector<int64_t> resultStorage(resultWords);
+  void *resultsPtr = resultStorage.data();
+  std::vector<std::vector<int64_t>> descriptors(args.size());
+  std::vector<void *> descriptorPtrs(args.size());
+  llvm::SmallVector<void *> packed;
+  if (resultWords)
+    packed.push_back(&resultsPtr);
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (c.inputs[i].scalar) {
+      packed.push_back(copies[i].data());
+      continue;
+    }
+    std::vector<int64_t> &words = descriptors[i];
+    words.resize(getDescriptorWords(arg.rank));
+    words[0] = words[1] = reinterpret_cast<intptr_t>(copies[i].data());
+    words[2] = 0;
+    int64_t stride = 1;
+    for (intptr_t d = arg.rank - 1; d >= 0; --d) {
+      words[3 + d] = arg.shape[d];
+      words[3 + arg.rank + d] = stride;
+      stride *= arg.shape[d];
+    }
+    descriptorPtrs[i] = words.data();
+    packed.push_back(&descriptorPtrs[i]);
+  }
+  if (llvm::Error error =
+          c.engine->invokePacked("_mlir_ciface_" + c.entry, packed)) {
+    r.error = llvm::toString(std::move(error));
+    return;
+  }
+
+  // Copy the (possibly strided) results into dense tensors, then free the
+  // buffers the function allocated (once each: results may alias).
+  llvm::DenseSet<void *> allocations;
+  const int64_t *words = resultStorage.data();
+  for (auto [i, want] : llvm::enumerate(c.results)) {
+    size_t rank = want.shape.size();
+    const int64_t *sizes = words + 3, *strides = words + 3 + rank;
+    Tensor out{want.elementType, std::vector<int64_t>(sizes, sizes + rank),
+               {}};
+    size_t elementBytes = attnfuseElementTypeGetByteSize(want.elementType);
+    int64_t n = getNumElements(out.shape);
+    out.storage.resize((n * elementBytes + 7) / 8 + 1);
+    const char *aligned = reinterpret_cast<const char *>(words[1]);
+    char *dst = reinterpret_cast<char *>(out.storage.data());
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t offset = words[2];
+      for (int64_t d = rank - 1, rest = e; d >= 0; --d) {
+        offset += rest % sizes[d] * strides[d];
+        rest /= sizes[d];
+      }
+      std::memcpy(dst + e * elementBytes, aligned + offset * elementBytes,
+                  elementBytes);
+    }
+    if (c.ownsResults)
+      allocations.insert(reinterpret_cast<void *>(words[0]));
+    r.results.push_back(std::move(out));
+    words += getDescriptorWords(rank);
+  }
+  for (void *allocation : allocations)
+    std::free(allocation);
+}
+
+AttnfuseTensor toC(const ValueType &type) {
+  return {type.elementType, static_cast<intptr_t>(type.shape.size()),
+          type.shape.data(), nullptr};
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+intptr_t attnfuseElementTypeGetByteSize(AttnfuseElementType type) {
+  switch (type) {
+  case AttnfuseElementTypeF16:
+  case AttnfuseElementTypeBF16:
+  case AttnfuseElementTypeI16:
+    return 2;
+  case AttnfuseElementTypeF32:
+  case AttnfuseElementTypeI32:
+    return 4;
+  case AttnfuseElementTypeF64:
+  case AttnfuseElementTypeI64:
+    return 8;
+  case AttnfuseElementTypeI1:
+  case AttnfuseElementTypeI8:
+    return 1;
+  }
+  return 0;
+}
+
+AttnfuseCompileOptions attnfuseCompileOptionsCreate(void) {
+  return {new Options()};
+}
+void attnfuseCompileOptionsDestroy(AttnfuseCompileOptions options) {
+  delete unwrap(options);
+}
+void attnfuseCompileOptionsSetPipeline(AttnfuseCompileOptions options,
+                                       MlirStringRef pipeline) {
+  unwrap(options)->pipeline = toString(pipeline);
+}
+void attnfuseCompileOptionsSetNaive(AttnfuseCompileOptions options,
+                                    bool naive) {
+  unwrap(options)->naive = naive;
+}
+void attnfuseCompileOptionsSetBlockSizes(AttnfuseCompileOptions options,
+                                         int64_t blockQ, int64_t blockK) {
+  unwrap(options)->blockQ = blockQ;
+  unwrap(options)->blockK = blockK;
+}
+void attnfuseCompileOptionsSetEntry(AttnfuseCompileOptions options,
+                                    MlirStringRef entry) {
+  unwrap(options)->entry = toString(entry);
+}
+void attnfuseCompileOptionsSetSourceName(AttnfuseCompileOptions options,
+                                         MlirStringRef name) {
+  unwrap(options)->sourceName = toString(name);
+}
+
+AttnfuseCompilation attnfuseCompile(MlirStringRef source,
+                                    AttnfuseCompileOptions options) {
+  auto *c = new Compilation();
+  Options defaults;
+  const Options &opts = options.ptr ? *unwrap(options) : defaults;
+  if (opts.blockQ <= 0 || opts.blockK <= 0)
+    c->diagnostics.push_back(
+        {AttnfuseDiagnosticError, "",
+         "block sizes must be positive, got block-q=" +
+             std::to_string(opts.blockQ) +
+             " block-k=" + std::to_string(opts.blockK)});
+  else
+    compile(*c, llvm::StringRef(source.data, source.length), opts);
+  return {c};
+}
+
+void attnfuseCompilationDestroy(AttnfuseCompilation compilation) {
+  delete unwrap(compilation);
+}
+bool attnfuseCompilationSucceeded(AttnfuseCompilation compilation) {
+  return unwrap(compilation)->succeeded;
+}
+MlirStringRef attnfuseCompilationGetIR(AttnfuseCompilation compilation) {
+  return toRef(unwrap(compilation)->ir);
+}
+intptr_t
+attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation) {
+  return unwrap(compilation)->diagnostics.size();
+}
+AttnfuseDiagnostic
+attnfuseCompilationGetDiagnostic(AttnfuseCompilation compilation,
+                                 intptr_t pos) {
+  const StoredDiagnostic &d = unwrap(compilation)->diagnostics.at(pos);
+  return {d.severity, toRef(d.location), toRef(d.message)};
+}
+bool attnfuseCompilationIsExecutable(AttnfuseCompilation compilation) {
+  return unwrap(compilation)->engine != nullptr;
+}
+intptr_t attnfuseCompilationGetNumInputs(AttnfuseCompilation compilation) {
+  Compilation *c = unwrap(compilation);
+  return c->engine ? c->inputs.size() : 0;
+}
+AttnfuseTensor attnfuseCompilationGetInputType(AttnfuseCompilation compilation,
+                                               intptr_t pos) {
+  return toC(unwrap(compilation)->inputs.at(pos));
+}
+bool attnfuseCompilationIsScalarInput(AttnfuseCompilation compilation,
+                                      intptr_t pos) {
+  return unwrap(compilation)->inputs.at(pos).scalar;
+}
+intptr_t attnfuseCompilationGetNumResults(AttnfuseCompilation compilation) {
+  Compilation *c = unwrap(compilation);
+  return c->engine ? c->results.size() : 0;
+}
+AttnfuseTensor
+attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
+                                 intptr_t pos) {
+  return toC(unwrap(compilation)->results.at(pos));
+}
+
+AttnfuseRun attnfuseCompilationRun(AttnfuseCompilation compilation,
+                                   intptr_t numArgs,
+                                   const AttnfuseTensor *args) {
+  auto *r = new Run();
+  if (numArgs < 0 || (numArgs > 0 && !args))
+    r->error = "invalid argument array";
+  else
+    run(*unwrap(compilation), llvm::ArrayRef<AttnfuseTensor>(args, numArgs),
+        *r);
+  return {r};
+}
+
+void attnfuseRunDestroy(AttnfuseRun run) { delete unwrap(run); }
+bool attnfuseRunSucceeded(AttnfuseRun run) { return unwrap(run)->error.empty(); }
+MlirStringRef attnfuseRunGetError(AttnfuseRun run) {
+  return toRef(unwrap(run)->error);
+}
+intptr_t attnfuseRunGetNumResults(AttnfuseRun run) {
+  return unwrap(run)->results.size();
+}
+AttnfuseTensor attnfuseRunGetResult(AttnfuseRun run, intptr_t pos) {
+  Tensor &t = unwrap(run)->results.at(pos);
+  return {t.elementType, static_cast<intptr_t>(t.shape.size()), t.shape.data(),
+          t.storage.data()};
+}

@@ -1,0 +1,36 @@
+// Installs attnfuse into a fresh prefix, builds examples/embedding (a
+// downstream CMake project: find_package(AttnFuse CONFIG), one C++ file)
+// against it, and runs that tool's attnfuse pipeline on this file.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %cmake --install %attnfuse_obj_root --prefix %t/prefix > %t/install.log
+// The generated headers and the package files are installed.
+// RUN: test -f %t/prefix/include/attnfuse/Conversion/Passes.h.inc
+// RUN: test -f %t/prefix/include/attnfuse/Dialect/Attn/IR/AttnOps.h.inc
+// RUN: test -f %t/prefix/include/attnfuse-c/Compiler.h
+// RUN: test -f %t/prefix/lib/cmake/attnfuse/AttnFuseTargets.cmake
+// RUN: %cmake %example_cmake_flags -S %attnfuse_src_root/examples/embedding -B %t/build -DCMAKE_PREFIX_PATH=%t/prefix > %t/configure.log
+// RUN: %cmake --build %t/build > %t/build.log
+// RUN: %t/build/embed-attnfuse --attention-only %s | FileCheck %s --check-prefix=SCF
+// RUN: %t/build/embed-attnfuse %s | FileCheck %s --check-prefix=CPU
+// RUN: not %t/build/embed-attnfuse %s.missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// The installed tools run from the prefix (their RUNPATH finds libMLIR.so).
+// RUN: %t/prefix/bin/attnfuse-opt %s --convert-attn-to-scf | FileCheck %s --check-prefix=SCF
+
+// SCF-LABEL: func.func @attention
+// SCF-NOT:     attn.attention
+// SCF:         scf.forall
+// SCF:           scf.for
+
+// CPU-LABEL: llvm.func @attention
+// CPU-NOT:     attn.attention
+// CPU:         llvm.call @malloc
+
+// MISSING: could not open input file
+func.func @attention(%q: tensor<1x2x64x16xf16>, %k: tensor<1x2x64x16xf16>,
+                     %v: tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x64x16xf16>,
+                          tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>)
+      {mask = #attn.mask<causal>}
+      -> tensor<1x2x64x16xf16>
+  return %o : tensor<1x2x64x16xf16>
+}
