@@ -4,6 +4,7 @@
 #include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -18,6 +19,12 @@ using namespace mlir;
 
 void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
                                            const CPUPipelineOptions &options) {
+  // TOSA graphs (upstream): to linalg on tensors, in both pipelines.
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalgNamed());
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalg());
+  pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
+  pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+
   // Attention: the naive pipeline materializes the reference computation;
   // attnfuse's pipeline emits the tiled FlashAttention algorithm.
   if (options.naive) {
