@@ -816,6 +816,20 @@ LogicalResult Matcher::splitScores(Chain &chain) {
       }
     }
   }
+  // Bias and keep mask are read at score coordinates only.
+  for (Term *side : {chain.bias, chain.keep}) {
+    if (!side)
+      continue;
+    for (AffineExpr e : side->access.getResults())
+      for (unsigned d = 0; d < kMaxDims; ++d)
+        if (usesDim(e, d) && d != chain.kDim &&
+            !(chain.bDim && d == *chain.bDim) &&
+            !(chain.hDim && d == *chain.hDim) &&
+            !(chain.qDim && d == *chain.qDim))
+          return fail(atOf(chain.scores), "score-tensor",
+                      "a bias or mask is read at a coordinate that is not "
+                      "one of the score's");
+  }
   // Anything else is the region; a keep mask below the bias cannot move.
   if (failed(checkRegion(t, chain, atOf(t))))
     return failure();
@@ -1076,6 +1090,21 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       return fail(c1op, "heads",
                   "key and value heads are grouped differently");
     chain.groupSize = gk;
+    // Exactness of the grouping: every read of h by K and V is `h` (G = 1)
+    // or `h floordiv G`, so K4[b, h / G] holds what the graph reads.
+    for (AffineMap m : {chain.kMap, chain.vMap})
+      for (AffineExpr e : m.getResults()) {
+        if (!usesDim(e, *chain.hDim))
+          continue;
+        auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+        bool ok = isa<AffineDimExpr>(e) ? gk == 1
+                  : bin && bin.getKind() == AffineExprKind::FloorDiv &&
+                      isa<AffineDimExpr>(bin.getLHS()) &&
+                      cast<AffineConstantExpr>(bin.getRHS()).getValue() == gk;
+        if (!ok)
+          return fail(c1op, "heads",
+                      "key/value heads are not read as h or h floordiv G");
+      }
   }
   int64_t dummy;
   if (chain.qDim && headInfo(chain.vMap, *chain.qDim, &dummy))
