@@ -9,6 +9,11 @@ with numpy only, sharing no code with the compiler. Two subcommands:
          (--dump-inputs / --dump-outputs) and compares every result with an
          fp64 evaluation; with --dropout-stats it also checks the dropout mask
          statistically (kept fraction, scaling of the kept probabilities).
+         With --backward the results are (O, dQ, dK, dV) of a function that
+         runs attn.attention then attn.attention_backward with dO = input 3.
+  gradcheck  compares (dQ, dK, dV) results (an fp64 evaluation, from
+         attnfuse-run --dump-f64) with central finite differences of
+         L = sum(O * dO) through this file's fp64 forward.
 
 Exit status 0 iff every check passes; one summary line per check.
 """
@@ -21,7 +26,8 @@ import numpy as np
 
 # Default tolerances per result dtype: |out - ref| <= atol + rtol * |ref|.
 # The reference lowering accumulates in f32 and rounds once to the output type.
-TOLERANCES = {"f32": (2e-5, 2e-4), "f16": (2e-4, 2 ** -9), "bf16": (2e-3, 2 ** -7)}
+TOLERANCES = {"f32": (2e-5, 2e-4), "f16": (2e-4, 2 ** -9), "bf16": (2e-3, 2 ** -7),
+              "f64": (1e-12, 1e-10)}
 
 PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
 PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
@@ -65,8 +71,7 @@ def attention_f64(a, Q, K, V, bias=None, keep=None, seed=None):
     V = np.repeat(V, G, axis=1)
     scale = a.scale if a.scale is not None else 1.0 / math.sqrt(D)
     S = np.einsum("bhqd,bhkd->bhqk", Q, K) * scale
-    if a.softcap:
-        S = a.softcap * np.tanh(S / a.softcap)
+    S, _ = score_fn(a, S)
     if bias is not None:
         S = S + bias.astype(np.float64)
     visible = np.ones((Nq, Nk), dtype=bool)
@@ -94,6 +99,38 @@ def attention_f64(a, Q, K, V, bias=None, keep=None, seed=None):
     return O, lse, P
 
 
+def score_fn(a, S):
+    """score_mod with its derivative: (mod(S), d mod / d S)."""
+    if a.softcap:
+        t = np.tanh(S / a.softcap)
+        return a.softcap * t, 1.0 - t * t
+    return S, np.ones_like(S)
+
+
+def attention_backward_f64(a, Q, K, V, dO, bias=None, keep=None, seed=None):
+    """Analytic gradients of L = sum(O * dO) in fp64: (dQ, dK, dV)."""
+    Q, K, V, dO = (x.astype(np.float64) for x in (Q, K, V, dO))
+    B, Hq, Nq, D = Q.shape
+    Hkv = K.shape[1]
+    G = Hq // Hkv
+    Kr, Vr = np.repeat(K, G, axis=1), np.repeat(V, G, axis=1)
+    scale = a.scale if a.scale is not None else 1.0 / math.sqrt(D)
+    _, _, P = attention_f64(a, Q, K, V, bias, keep, seed)
+    Z = np.ones_like(P)
+    if a.dropout:
+        Z = np.where(dropout_keep(seed, a.dropout, P.shape),
+                     np.float64(np.float32(1.0 / (1.0 - a.dropout))), 0.0)
+    dV = np.einsum("bhqk,bhqe->bhke", P * Z, dO)
+    dP = np.einsum("bhqe,bhke->bhqk", dO, Vr) * Z
+    Di = (P * dP).sum(axis=-1, keepdims=True)
+    _, dmod = score_fn(a, np.einsum("bhqd,bhkd->bhqk", Q, Kr) * scale)
+    dS = P * (dP - Di) * dmod * scale
+    dQ = np.einsum("bhqk,bhkd->bhqd", dS, Kr)
+    dK = np.einsum("bhqk,bhqd->bhkd", dS, Q)
+    fold = lambda x: x.reshape(B, Hkv, G, *x.shape[2:]).sum(axis=2)
+    return dQ, fold(dK), fold(dV)
+
+
 def load(path):
     x = np.load(path)
     return x
@@ -116,23 +153,39 @@ def compare(name, out, ref, dtype, atol, rtol):
     return ok
 
 
-def cmd_check(a):
+def load_inputs(a):
     args = {}
     for i in range(64):
         p = os.path.join(a.inputs, f"arg{i}.npy")
         if not os.path.exists(p):
             break
         args[i] = load(p)
-    Q, K, V = args[a.q], args[a.k], args[a.v]
     bias = args[a.bias] if a.bias is not None else None
     keep = args[a.keep] if a.keep is not None else None
     seed = int(args[a.seed]) if a.seed is not None else None
+    return args, bias, keep, seed
+
+
+def result(a, i):
+    return load(os.path.join(a.outputs, f"result{i}.npy"))
+
+
+def cmd_check(a):
+    args, bias, keep, seed = load_inputs(a)
+    Q, K, V = args[a.q], args[a.k], args[a.v]
     O_ref, lse_ref, P = attention_f64(a, Q, K, V, bias, keep, seed)
     atol, rtol = TOLERANCES[a.dtype]
     atol = a.atol if a.atol is not None else atol
     rtol = a.rtol if a.rtol is not None else rtol
-    ok = compare("result0 (O)", load(os.path.join(a.outputs, "result0.npy")),
-                 O_ref, a.dtype, atol, rtol)
+    ok = compare("result0 (O)", result(a, 0), O_ref, a.dtype, atol, rtol)
+    if a.backward:
+        grads = attention_backward_f64(a, Q, K, V, args[3], bias, keep, seed)
+        for i, (name, ref) in enumerate(zip(("dQ", "dK", "dV"), grads), 1):
+            # Gradients sum over more terms: FlashAttention's tests allow
+            # them 1.5x the forward's tolerance relative to their scale.
+            bound_scale = max(1.0, float(np.abs(ref).max()))
+            ok &= compare(f"result{i} ({name})", result(a, i), ref, a.dtype,
+                          atol * bound_scale, rtol * 1.5)
     if a.lse:
         ok &= compare("result1 (lse)",
                       load(os.path.join(a.outputs, "result1.npy")), lse_ref,
@@ -170,6 +223,29 @@ def dropout_stats(a, O, P, seed):
           f"{'PASS' if scale_ok else 'FAIL'}; mask == Philox4x32-10 "
           f"{'PASS' if same_mask else 'FAIL'}")
     return frac_ok and scale_ok and same_mask
+
+
+def cmd_gradcheck(a):
+    """Central differences of L = sum(O * dO) in fp64, one input at a time."""
+    args, bias, keep, seed = load_inputs(a)
+    Q, K, V, dO = (args[i].astype(np.float64) for i in (a.q, a.k, a.v, 3))
+    eps = 1e-6
+    ok = True
+    for i, (name, x) in enumerate((("dQ", Q), ("dK", K), ("dV", V)), 1):
+        grad = np.zeros_like(x)
+        flat, gflat = x.reshape(-1), grad.reshape(-1)
+        for j in range(flat.size):
+            saved = flat[j]
+            losses = []
+            for delta in (eps, -eps):
+                flat[j] = saved + delta
+                O, _, _ = attention_f64(a, Q, K, V, bias, keep, seed)
+                losses.append(float((O * dO).sum()))
+            flat[j] = saved
+            gflat[j] = (losses[0] - losses[1]) / (2 * eps)
+        ok &= compare(f"result{i} ({name}) vs finite differences",
+                      result(a, i), grad, "f64", 1e-7, 1e-6)
+    return 0 if ok else 1
 
 
 def cmd_gen(a):
@@ -223,11 +299,18 @@ def main():
     c.add_argument("--dropout", type=float, default=0.0)
     c.add_argument("--dropout-stats", action="store_true")
     c.add_argument("--lse", action="store_true", help="result1 is the lse")
+    c.add_argument("--backward", action="store_true",
+                   help="results are (O, dQ, dK, dV); input 3 is dO")
     c.add_argument("--expect-empty-rows", action="store_true")
     c.add_argument("--atol", type=float)
     c.add_argument("--rtol", type=float)
+    g2 = sub.add_parser("gradcheck", parents=[], help="finite differences")
+    for action in c._actions[1:]:
+        g2._add_action(action)
     a = ap.parse_args()
-    return cmd_gen(a) if a.cmd == "gen" else cmd_check(a)
+    if a.cmd == "gen":
+        return cmd_gen(a)
+    return cmd_check(a) if a.cmd == "check" else cmd_gradcheck(a)
 
 
 if __name__ == "__main__":

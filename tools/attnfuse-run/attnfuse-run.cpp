@@ -127,6 +127,12 @@ static cl::opt<std::string> dumpReference(
              "DIR/result<i>.npy"),
     cl::value_desc("DIR"), cl::cat(runCategory));
 
+static cl::opt<std::string> dumpF64(
+    "dump-f64",
+    cl::desc("Write the results of the fp64 evaluation (the reference "
+             "lowering with every float promoted to f64) to DIR/result<i>.npy"),
+    cl::value_desc("DIR"), cl::cat(runCategory));
+
 static cl::opt<std::string> pipelineOptions(
     "pipeline-options",
     cl::desc("Options of attn-lower-to-cpu-pipeline for both pipelines, e.g. "
@@ -384,7 +390,7 @@ static FailureOr<bool> runMain() {
                        checkMode == CheckMode::FlashAttention ||
                        !dumpReference.empty();
   bool needF64 = checkMode == CheckMode::F64 ||
-                 checkMode == CheckMode::FlashAttention;
+                 checkMode == CheckMode::FlashAttention || !dumpF64.empty();
   FailureOr<SmallVector<HostTensor>> test =
       evaluate(*module, funcName, Evaluation::UnderTest, inputs);
   if (failed(test))
@@ -408,6 +414,8 @@ static FailureOr<bool> runMain() {
     if (failed(results))
       return failure();
     f64 = std::move(*results);
+    if (!dumpF64.empty() && failed(dumpTensors(dumpF64, "result", f64)))
+      return failure();
   }
 
   // Comparisons, one summary line.

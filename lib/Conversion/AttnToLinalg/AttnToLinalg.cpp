@@ -273,14 +273,19 @@ static Value reduceGroups(GenericBuilder &h, Value perHead, int64_t groupSize,
   auto type = cast<RankedTensorType>(perHead.getType());
   SmallVector<int64_t> shape(type.getShape());
   shape[1] /= groupSize;
+  // [B, Hq, N, D] -> [B, Hkv, G, N, D] (query head h = kv head * G + g).
+  SmallVector<int64_t> grouped = {shape[0], shape[1], groupSize, shape[2],
+                                  shape[3]};
+  Value split = tensor::ExpandShapeOp::create(
+      h.b, h.loc, RankedTensorType::get(grouped, h.f32), perHead,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
   AffineExpr d0, d1, d2, d3, d4;
   bindDims(h.b.getContext(), d0, d1, d2, d3, d4);
   IteratorType par = IteratorType::parallel;
   Value sum =
-      h.generic(RankedTensorType::get(shape, h.f32), {perHead},
+      h.generic(RankedTensorType::get(shape, h.f32), {split},
                 h.filled(shape, 0.0f),
-                {h.map(5, {d0, d1 * groupSize + d4, d2, d3}),
-                 h.map(5, {d0, d1, d2, d3})},
+                {h.map(5, {d0, d1, d4, d2, d3}), h.map(5, {d0, d1, d2, d3})},
                 {par, par, par, par, IteratorType::reduction},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
                   linalg::YieldOp::create(

@@ -1,21 +1,31 @@
 //===- AttnToSCF.cpp - the tiled FlashAttention lowering ------------------===//
 //
-// FlashAttention's forward algorithm (Dao et al. 2022, Algorithm 1 with the
-// FlashAttention-2 loop order), target-independent, in scf + linalg on
-// tensors. For one (b, h, query block) of bq rows:
+// FlashAttention's algorithms (Dao et al. 2022; loop order of
+// FlashAttention-2), target-independent, in scf + linalg on tensors.
+//
+// Forward, for one (b, h, query block) of bq rows:
 //
 //   m = -inf, l = 0, acc = 0                           (bq, bq, bq x Dv)
 //   for each key block that can be visible:
-//     S     = mask(score_mod(scale * Q_blk K_blk^T) + bias)   (bq x bk)
-//     m'    = max(m, rowmax(S))        m'' = (m' == -inf) ? 0 : m'
-//     P     = exp(S - m'')             alpha = exp(m - m'')
+//     T     = mask(score_mod(scale * Q_blk K_blk^T) + bias)   (bq x bk)
+//     m'    = max(m, rowmax(T))        m'' = (m' == -inf) ? 0 : m'
+//     P     = exp(T - m'')             alpha = exp(m - m'')
 //     l     = alpha * l + rowsum(P)
-//     acc   = alpha * acc + dropout(P) V_blk
+//     acc   = alpha * acc + (P * Z) V_blk          (Z: dropout factor)
 //     m     = m'
 //   O   = (l > 0) ? acc / l : 0        lse = m'' + log(l)
 //
-// which equals the reference lowering's exp(T - max) / sum exactly in real
+// which equals the reference lowering's exp(T - max) / sum in real
 // arithmetic; only the order of the f32 accumulation differs.
+//
+// Backward, recomputing P = exp(T - lse) block by block, in two loop nests
+// so that every gradient block has one writer (deterministic, no atomics):
+//
+//   Di = rowsum(dO * O)
+//   per (b, kv head, key block):  for each query head of the group and each
+//     query block that can see it:  dV += (P Z)^T dO,  dK += dS^T Q
+//   per (b, h, query block):      for each visible key block: dQ += dS K
+//   with dS = P * ((dO V^T) * Z - Di) * J, J = dT/dS (score_mod' * scale).
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse/Conversion/AttnToSCF/AttnToSCF.h"
@@ -46,14 +56,68 @@ namespace {
 using utils::IteratorType;
 constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 constexpr int64_t kDyn = ShapedType::kDynamic;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
 
-/// Builds the index arithmetic and linalg ops on tiles of one lowering.
+/// The static facts of one op's tiled lowering.
+struct TilingPlan {
+  TilingPlan(AttentionOpInterface op, Value query, Value key, Value value,
+             Value bias, Value keep, const AttentionTilingOptions &options)
+      : op(op), query(query), key(key), value(value), bias(bias), keep(keep) {
+    auto q = cast<RankedTensorType>(query.getType());
+    auto k = cast<RankedTensorType>(key.getType());
+    auto v = cast<RankedTensorType>(value.getType());
+    B = q.getDimSize(0);
+    Hq = q.getDimSize(1);
+    Nq = q.getDimSize(2);
+    D = q.getDimSize(3);
+    Hkv = k.getDimSize(1);
+    Nk = k.getDimSize(2);
+    Dv = v.getDimSize(3);
+    G = Hq / Hkv;
+    BQ = std::min(options.blockQ, Nq);
+    BK = std::min(options.blockK, Nk);
+    numQB = llvm::divideCeil(Nq, BQ);
+    numKB = llvm::divideCeil(Nk, BK);
+    elementType = q.getElementType();
+    window = op.getMaskWindow();
+    // A side wider than both sequences is unbounded (clamping it keeps the
+    // index arithmetic far from overflow).
+    leftBounded = window.left != kUnbounded && window.left < Nq + Nk;
+    rightBounded = window.right != kUnbounded && window.right < Nq + Nk;
+  }
+  bool hasStructuralMask() const { return leftBounded || rightBounded; }
+  bool hasDropout() { return static_cast<bool>(op.getDropoutSeed()); }
+
+  AttentionOpInterface op;
+  Value query, key, value, bias, keep;
+  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, BQ, BK, numQB, numKB;
+  Type elementType;
+  MaskWindow window;
+  bool leftBounded, rightBounded;
+};
+
+/// The coordinates of one (query block, key block) pair of tiles.
+struct TileCoords {
+  Value bi, hi;     // batch, query head
+  Value q0, bq;     // first query row and row count
+  Value k0, bk;     // first key and key count
+};
+
+/// Builds index arithmetic, slices and linalg ops on tiles at one insertion
+/// point.
 struct TileBuilder {
   OpBuilder &b;
   Location loc;
-  AttentionOp op;
+  TilingPlan &plan;
   Type f32;
 
+  TileBuilder(OpBuilder &b, Location loc, TilingPlan &plan)
+      : b(b), loc(loc), plan(plan), f32(b.getF32Type()) {}
+  TileBuilder at(OpBuilder &nb, Location nl) { return {nb, nl, plan}; }
+
+  // Index arithmetic.
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
@@ -66,55 +130,91 @@ struct TileBuilder {
   Value sle(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
   }
-  Value toF32(OpBuilder &nb, Location l, Value v) {
-    return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
-  }
-  Value cstF32(OpBuilder &nb, Location l, float v) {
-    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v));
+  /// The start and extent of block `blockIdx` of `blockSize` over `length`.
+  std::pair<Value, Value> block(Value blockIdx, int64_t blockSize,
+                                int64_t length) {
+    Value start = mul(blockIdx, idx(blockSize));
+    return {start, min(idx(blockSize), sub(idx(length), start))};
   }
 
-  /// An f32 tensor of the given (possibly dynamic) sizes filled with `v`.
+  // Scalars and tensors.
+  Value cstF32(float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value toF32(Value v) {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+  }
+  Value empty(ArrayRef<OpFoldResult> sizes, Type type) {
+    return tensor::EmptyOp::create(b, loc, sizes, type);
+  }
   Value filled(ArrayRef<OpFoldResult> sizes, float v) {
-    Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
-    return linalg::FillOp::create(b, loc, cstF32(b, loc, v), empty)
+    return linalg::FillOp::create(b, loc, cstF32(v), empty(sizes, f32))
         .getResult(0);
   }
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> exprs) {
     return AffineMap::get(numDims, 0, exprs, b.getContext());
   }
+  /// A linalg.generic with one init whose body is `body(builder, args)`.
   Value generic(ValueRange ins, Value init, ArrayRef<AffineMap> maps,
                 ArrayRef<IteratorType> iters,
-                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+                function_ref<Value(TileBuilder &, ValueRange)> body) {
     return linalg::GenericOp::create(
                b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
                iters,
-               [&](OpBuilder &nb, Location l, ValueRange args) {
-                 linalg::YieldOp::create(nb, l, body(nb, l, args));
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 TileBuilder inner = at(nb, nl);
+                 linalg::YieldOp::create(nb, nl, body(inner, args));
                })
         .getResult(0);
   }
+  /// Global (b, h, q, k) of the current element of a generic over a
+  /// (query, key) tile.
+  SmallVector<Value> elementCoords(const TileCoords &c) {
+    return {c.bi, c.hi, add(c.q0, linalg::IndexOp::create(b, loc, 0)),
+            add(c.k0, linalg::IndexOp::create(b, loc, 1))};
+  }
 
-  /// The 2-D slice of a [B, Hq, Nq, Nk]-broadcastable tensor (bias, keep mask)
-  /// covering query rows [q0, q0 + bq) and keys [k0, k0 + bk) of (bi, hi),
-  /// with the map from tile loops (i, j) into it.
-  std::pair<Value, AffineMap> scoreTile(Value t, Value bi, Value hi, Value q0,
-                                        Value bq, Value k0, Value bk) {
+  // Slices.
+  OpFoldResult one() { return b.getIndexAttr(1); }
+  OpFoldResult zero() { return b.getIndexAttr(0); }
+  /// Rows [start, start + size) of src[bi, head] as a [?, width] tensor.
+  Value rows(Value src, Value bi, Value head, Value start, Value size) {
+    auto type = cast<RankedTensorType>(src.getType());
+    int64_t width = type.getDimSize(3);
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({kDyn, width}, type.getElementType()),
+        src, ArrayRef<OpFoldResult>{bi, head, start, zero()},
+        ArrayRef<OpFoldResult>{one(), one(), size, b.getIndexAttr(width)},
+        ArrayRef<OpFoldResult>{one(), one(), one(), one()});
+  }
+  /// Entries [start, start + size) of src[bi, head] (a [B, H, N] tensor).
+  Value entries(Value src, Value bi, Value head, Value start, Value size) {
+    auto type = cast<RankedTensorType>(src.getType());
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({kDyn}, type.getElementType()), src,
+        ArrayRef<OpFoldResult>{bi, head, start},
+        ArrayRef<OpFoldResult>{one(), one(), size},
+        ArrayRef<OpFoldResult>{one(), one(), one()});
+  }
+  /// The tile of a [B, Hq, Nq, Nk]-broadcastable tensor (bias, keep mask)
+  /// covering `c`, with the map from tile loops (i, j) into it.
+  std::pair<Value, AffineMap> scoreOperandTile(Value t, const TileCoords &c) {
     auto type = cast<RankedTensorType>(t.getType());
     int64_t rank = type.getRank();
     MLIRContext *ctx = b.getContext();
     if (rank == 0)
       return {t, map(2, {})};
-    SmallVector<OpFoldResult> offsets, sizes, strides(rank, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets, sizes, strides(rank, one());
     SmallVector<int64_t> tileShape;
     SmallVector<AffineExpr> exprs;
+    Value start[] = {c.bi, c.hi, c.q0, c.k0};
+    Value extent[] = {nullptr, nullptr, c.bq, c.bk};
     for (int64_t i = 0; i < rank; ++i) {
       int64_t target = 4 - rank + i;
       bool full = type.getDimSize(i) != 1;
-      OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-      Value start[] = {bi, hi, q0, k0};
-      Value extent[] = {nullptr, nullptr, bq, bk};
-      offsets.push_back(full ? OpFoldResult(start[target]) : zero);
-      sizes.push_back(full && target >= 2 ? OpFoldResult(extent[target]) : one);
+      offsets.push_back(full ? OpFoldResult(start[target]) : zero());
+      sizes.push_back(full && target >= 2 ? OpFoldResult(extent[target])
+                                          : one());
       if (target >= 2) {
         tileShape.push_back(full ? kDyn : 1);
         exprs.push_back(full ? getAffineDimExpr(target - 2, ctx)
@@ -126,8 +226,184 @@ struct TileBuilder {
                                                 sizes, strides);
     return {tile, map(2, exprs)};
   }
+
+  // Block ranges of the structural mask: query q sees key k iff
+  // -left <= k - (q + off) <= right.
+  /// Key blocks that can be visible to rows [q0, q0 + bq):
+  /// k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
+  std::pair<Value, Value> keyBlockRange(Value q0, Value bq) {
+    const MaskWindow &w = plan.window;
+    Value begin = idx(0), end = idx(plan.numKB);
+    if (plan.leftBounded)
+      begin = max(begin, floorDiv(sub(add(q0, idx(w.offset)), idx(w.left)),
+                                  plan.BK));
+    if (plan.rightBounded)
+      end = min(end, add(floorDiv(add(add(q0, bq),
+                                      idx(w.offset - 1 + w.right)),
+                                  plan.BK),
+                         idx(1)));
+    return {begin, end};
+  }
+  /// Query blocks that can see keys [k0, k0 + bk):
+  /// q >= k0 - off - right and q <= k0 + bk - 1 - off + left.
+  std::pair<Value, Value> queryBlockRange(Value k0, Value bk) {
+    const MaskWindow &w = plan.window;
+    Value begin = idx(0), end = idx(plan.numQB);
+    if (plan.rightBounded)
+      begin = max(begin, floorDiv(sub(k0, idx(w.offset + w.right)), plan.BQ));
+    if (plan.leftBounded)
+      end = min(end, add(floorDiv(add(add(k0, bk), idx(w.left - w.offset - 1)),
+                                  plan.BQ),
+                         idx(1)));
+    return {begin, end};
+  }
+  /// True iff the structural mask shows every element of the tile: its
+  /// extreme corners (k0 + bk - 1) - (q0 + off) <= right and
+  /// (q0 + bq - 1 + off) - k0 <= left.
+  Value tileFullyVisible(const TileCoords &c) {
+    const MaskWindow &w = plan.window;
+    Value visible;
+    if (plan.rightBounded)
+      visible = sle(sub(add(c.k0, c.bk), add(c.q0, idx(w.offset + 1))),
+                    idx(w.right));
+    if (plan.leftBounded) {
+      Value ok = sle(sub(add(c.q0, c.bq), add(c.k0, idx(1 - w.offset))),
+                     idx(w.left));
+      visible = visible ? arith::AndIOp::create(b, loc, visible, ok) : ok;
+    }
+    return visible;
+  }
+
+  // Products of tiles, accumulated in f32.
+  /// [m, n] = a [m, e] * bt [n, e]^T.
+  Value matmulTransposed(Value a, Value bt, Value m, Value n) {
+    AffineExpr i, j, e;
+    bindDims(b.getContext(), i, j, e);
+    return generic({a, bt}, filled({m, n}, 0.0f),
+                   {map(3, {i, e}), map(3, {j, e}), map(3, {i, j})},
+                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange x) {
+                     return t.fma(x[0], x[1], x[2]);
+                   });
+  }
+  /// acc [m, d] += a [m, n] * x [n, d].
+  Value accumulate(Value acc, Value a, Value x) {
+    AffineExpr i, d, j;
+    bindDims(b.getContext(), i, d, j);
+    return generic({a, x}, acc,
+                   {map(3, {i, j}), map(3, {j, d}), map(3, {i, d})},
+                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange v) {
+                     return t.fma(v[0], v[1], v[2]);
+                   });
+  }
+  /// acc [n, d] += a [m, n]^T * x [m, d].
+  Value accumulateTransposed(Value acc, Value a, Value x) {
+    AffineExpr j, d, i;
+    bindDims(b.getContext(), j, d, i);
+    return generic({a, x}, acc,
+                   {map(3, {i, j}), map(3, {i, d}), map(3, {j, d})},
+                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange v) {
+                     return t.fma(v[0], v[1], v[2]);
+                   });
+  }
+  /// acc + f32(x) * f32(y).
+  Value fma(Value x, Value y, Value acc) {
+    return arith::AddFOp::create(
+        b, loc, acc, arith::MulFOp::create(b, loc, toF32(x), toF32(y)));
+  }
+
+  /// The masked scores T of the tile `c` from its dot products `s`
+  /// (and, with `withJacobian`, J = dT/dS). Tiles that the structural mask
+  /// shows entirely take a variant without the mask computation.
+  std::pair<Value, Value> maskedScores(Value s, const TileCoords &c,
+                                       bool withJacobian) {
+    AffineExpr i, j;
+    bindDims(b.getContext(), i, j);
+    AffineMap ij = map(2, {i, j});
+    SmallVector<Value> ins = {s};
+    SmallVector<AffineMap> maps = {ij};
+    for (Value operand : {plan.bias, plan.keep}) {
+      if (!operand)
+        continue;
+      auto [tile, tileMap] = scoreOperandTile(operand, c);
+      ins.push_back(tile);
+      maps.push_back(tileMap);
+    }
+    maps.push_back(ij);
+    SmallVector<Value> inits = {empty({c.bq, c.bk}, f32)};
+    if (withJacobian) {
+      maps.push_back(ij);
+      inits.push_back(empty({c.bq, c.bk}, f32));
+    }
+    SmallVector<Type> types(inits.size(), inits.front().getType());
+    auto build = [&](TileBuilder &t, bool structuralMask) {
+      auto op = linalg::GenericOp::create(
+          t.b, t.loc, types, ins, inits, maps, {kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            TileBuilder e = t.at(nb, nl);
+            unsigned next = 1;
+            Value biasElem = plan.bias ? a[next++] : Value();
+            Value keepElem = plan.keep ? a[next++] : Value();
+            Value jacobian;
+            Value score = buildMaskedScore(
+                nb, nl, plan.op, a[0], e.elementCoords(c), biasElem, keepElem,
+                structuralMask, withJacobian ? &jacobian : nullptr);
+            SmallVector<Value> yields = {score};
+            if (withJacobian)
+              yields.push_back(jacobian);
+            linalg::YieldOp::create(nb, nl, yields);
+          });
+      return SmallVector<Value>(op.getResults());
+    };
+    SmallVector<Value> results;
+    if (!plan.hasStructuralMask()) {
+      results = build(*this, /*structuralMask=*/false);
+    } else {
+      auto ifOp = scf::IfOp::create(
+          b, loc, tileFullyVisible(c),
+          [&](OpBuilder &tb, Location tl) {
+            TileBuilder t = at(tb, tl);
+            scf::YieldOp::create(tb, tl, build(t, /*structuralMask=*/false));
+          },
+          [&](OpBuilder &eb, Location el) {
+            TileBuilder t = at(eb, el);
+            scf::YieldOp::create(eb, el, build(t, /*structuralMask=*/true));
+          });
+      results = ifOp.getResults();
+    }
+    return {results[0], withJacobian ? results[1] : Value()};
+  }
+
+  /// (x == -inf) ? 0 : x, the safe row maximum of empty rows.
+  Value safeMax(Value x) {
+    Value isEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                          cstF32(kNegInf));
+    return arith::SelectOp::create(b, loc, isEmpty, cstF32(0.0f), x);
+  }
+  /// x * Z(b, h, q, k) for the element of a (query, key) tile generic.
+  Value applyDropout(Value x, const TileCoords &c) {
+    if (!plan.hasDropout())
+      return x;
+    return arith::MulFOp::create(
+        b, loc, x, buildDropoutFactor(b, loc, plan.op, elementCoords(c)));
+  }
+  /// Rounds an f32 [m, n] tile to the element type.
+  Value roundTile(Value x, Value m, int64_t n) {
+    AffineMap id = b.getMultiDimIdentityMap(2);
+    Type elementType = plan.elementType;
+    if (elementType == f32)
+      return x;
+    return generic({x}, empty({m, b.getIndexAttr(n)}, elementType), {id, id},
+                   {kPar, kPar}, [&](TileBuilder &t, ValueRange a) -> Value {
+                     return arith::TruncFOp::create(t.b, t.loc, elementType,
+                                                    a[0]);
+                   });
+  }
 };
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
 
 FailureOr<SmallVector<Value>>
 attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
@@ -138,271 +414,132 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
                             << ", block-k = " << options.blockK;
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  TileBuilder t{builder, loc, op, builder.getF32Type()};
+  TilingPlan plan(op, op.getQuery(), op.getKey(), op.getValue(), op.getBias(),
+                  op.getKeepMask(), options);
+  TileBuilder t(builder, op.getLoc(), plan);
   OpBuilder &b = builder;
-  MLIRContext *ctx = b.getContext();
+  AffineExpr i, j;
+  bindDims(b.getContext(), i, j);
+  AffineMap ij = t.map(2, {i, j}), i2 = t.map(2, {i}), i1 = t.map(1, {i});
 
-  int64_t B = op.getBatchSize(), Hq = op.getNumQueryHeads(),
-          Nq = op.getQueryLength(), Nk = op.getKeyLength(),
-          D = op.getHeadDimQK(), Dv = op.getHeadDimV(), G = op.getGroupSize();
-  int64_t BQ = std::min(options.blockQ, Nq), BK = std::min(options.blockK, Nk);
-  int64_t numQB = llvm::divideCeil(Nq, BQ), numKB = llvm::divideCeil(Nk, BK);
-  Type elementType = op.getQueryType().getElementType();
-  float negInf = -std::numeric_limits<float>::infinity();
-  IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
-
-  // The structural mask as a window on k - (q + off); a side wider than the
-  // sequences is unbounded (and clamping keeps the index arithmetic small).
-  MaskWindow w = op.getMaskWindow();
-  bool leftBounded = w.left != kUnbounded && w.left < Nq + Nk;
-  bool rightBounded = w.right != kUnbounded && w.right < Nq + Nk;
-
-  Value outInit = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{B, Hq, Nq, Dv}, elementType);
-  Value lseInit =
-      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{B, Hq, Nq}, t.f32);
   auto forall = scf::ForallOp::create(
-      b, loc,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(B), b.getIndexAttr(Hq),
-                             b.getIndexAttr(numQB)},
-      ValueRange{outInit, lseInit}, std::nullopt);
+      b, t.loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(plan.B), b.getIndexAttr(plan.Hq),
+                             b.getIndexAttr(plan.numQB)},
+      ValueRange{t.empty({b.getIndexAttr(plan.B), b.getIndexAttr(plan.Hq),
+                          b.getIndexAttr(plan.Nq), b.getIndexAttr(plan.Dv)},
+                         plan.elementType),
+                 t.empty({b.getIndexAttr(plan.B), b.getIndexAttr(plan.Hq),
+                          b.getIndexAttr(plan.Nq)},
+                         t.f32)},
+      std::nullopt);
   b.setInsertionPointToStart(forall.getBody());
   Value bi = forall.getInductionVar(0), hi = forall.getInductionVar(1);
-  Value qb = forall.getInductionVar(2);
-  Value q0 = t.mul(qb, t.idx(BQ));
-  Value bq = t.min(t.idx(BQ), t.sub(t.idx(Nq), q0));
-  Value kvh = arith::DivUIOp::create(b, loc, hi, t.idx(G));
-  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  auto [q0, bq] = t.block(forall.getInductionVar(2), plan.BQ, plan.Nq);
+  Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
+  Value qTile = t.rows(op.getQuery(), bi, hi, q0, bq);
+  OpFoldResult dv = b.getIndexAttr(plan.Dv);
 
-  auto qTileType = RankedTensorType::get({kDyn, D}, elementType);
-  Value qTile = tensor::ExtractSliceOp::create(
-      b, loc, qTileType, op.getQuery(),
-      ArrayRef<OpFoldResult>{bi, hi, q0, zero},
-      ArrayRef<OpFoldResult>{one, one, bq, b.getIndexAttr(D)},
-      ArrayRef<OpFoldResult>{one, one, one, one});
-
-  Value mInit = t.filled({bq}, negInf);
-  Value lInit = t.filled({bq}, 0.0f);
-  Value accInit = t.filled({bq, b.getIndexAttr(Dv)}, 0.0f);
-
-  // Key blocks that can be visible to query rows [q0, q0 + bq):
-  // k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
-  Value kbBegin = t.idx(0), kbEnd = t.idx(numKB);
-  if (leftBounded) {
-    Value kMin = t.sub(t.add(q0, t.idx(w.offset)), t.idx(w.left));
-    kbBegin = t.max(kbBegin, t.floorDiv(kMin, BK));
-  }
-  if (rightBounded) {
-    Value kMax = t.add(t.add(q0, bq), t.idx(w.offset - 1 + w.right));
-    kbEnd = t.min(kbEnd, t.add(t.floorDiv(kMax, BK), t.idx(1)));
-  }
-
-  AffineExpr i, j, e;
-  bindDims(ctx, i, j, e);
-  AffineMap ij = t.map(2, {i, j}), i2 = t.map(2, {i}), i1 = t.map(1, {i});
-  bool hasDropout = static_cast<bool>(op.getSeed());
-  float keepScale =
-      static_cast<float>(1.0 / (1.0 - op.getDropoutP().convertToDouble()));
-
+  auto [kbBegin, kbEnd] = t.keyBlockRange(q0, bq);
   auto loop = scf::ForOp::create(
-      b, loc, kbBegin, kbEnd, t.idx(1), ValueRange{mInit, lInit, accInit},
+      b, t.loc, kbBegin, kbEnd, t.idx(1),
+      ValueRange{t.filled({bq}, kNegInf), t.filled({bq}, 0.0f),
+                 t.filled({bq, dv}, 0.0f)},
       [&](OpBuilder &lb, Location l, Value kb, ValueRange iter) {
-        TileBuilder u{lb, l, op, t.f32};
+        TileBuilder u = t.at(lb, l);
         Value m = iter[0], lsum = iter[1], acc = iter[2];
-        Value k0 = u.mul(kb, u.idx(BK));
-        Value bk = u.min(u.idx(BK), u.sub(u.idx(Nk), k0));
-        auto kvTile = [&](Value src, int64_t dim) {
-          return tensor::ExtractSliceOp::create(
-              lb, l, RankedTensorType::get({kDyn, dim}, elementType), src,
-              ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
-              ArrayRef<OpFoldResult>{one, one, bk, lb.getIndexAttr(dim)},
-              ArrayRef<OpFoldResult>{one, one, one, one});
-        };
-        Value kTile = kvTile(op.getKey(), D), vTile = kvTile(op.getValue(), Dv);
+        auto [k0, bk] = u.block(kb, plan.BK, plan.Nk);
+        TileCoords c{bi, hi, q0, bq, k0, bk};
+        Value kTile = u.rows(op.getKey(), bi, kvh, k0, bk);
+        Value vTile = u.rows(op.getValue(), bi, kvh, k0, bk);
 
-        // S = Q_blk K_blk^T in f32.
-        Value s = u.generic(
-            {qTile, kTile}, u.filled({bq, bk}, 0.0f),
-            {u.map(3, {i, e}), u.map(3, {j, e}), u.map(3, {i, j})},
-            {par, par, red}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value x = u.toF32(nb, nl, a[0]), y = u.toF32(nb, nl, a[1]);
-              return arith::AddFOp::create(
-                  nb, nl, a[2], arith::MulFOp::create(nb, nl, x, y));
-            });
+        // T = mask(score_mod(scale * Q K^T) + bias).
+        Value s = u.matmulTransposed(qTile, kTile, bq, bk);
+        Value masked = u.maskedScores(s, c, /*withJacobian=*/false).first;
 
-        // T = mask(score_mod(scale * S) + bias), with global coordinates.
-        SmallVector<Value> ins = {s};
-        SmallVector<AffineMap> maps = {ij};
-        Value bias = op.getBias(), keep = op.getKeepMask();
-        if (bias) {
-          auto [tile, tileMap] = u.scoreTile(bias, bi, hi, q0, bq, k0, bk);
-          ins.push_back(tile);
-          maps.push_back(tileMap);
-        }
-        if (keep) {
-          auto [tile, tileMap] = u.scoreTile(keep, bi, hi, q0, bq, k0, bk);
-          ins.push_back(tile);
-          maps.push_back(tileMap);
-        }
-        maps.push_back(ij);
-        auto scores = [&](OpBuilder &sb, Location sl, bool structuralMask) {
-          TileBuilder v{sb, sl, op, t.f32};
-          return v.generic(
-              ins, tensor::EmptyOp::create(sb, sl, ArrayRef<OpFoldResult>{bq, bk}, t.f32),
-              maps, {par, par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value qi = arith::AddIOp::create(
-                    nb, nl, q0, linalg::IndexOp::create(nb, nl, 0));
-                Value kj = arith::AddIOp::create(
-                    nb, nl, k0, linalg::IndexOp::create(nb, nl, 1));
-                unsigned next = 1;
-                Value biasElem = bias ? a[next++] : Value();
-                Value keepElem = keep ? a[next++] : Value();
-                return buildMaskedScore(nb, nl, op, a[0], {bi, hi, qi, kj},
-                                        biasElem, keepElem, structuralMask);
-              });
-        };
-        Value masked;
-        if (!leftBounded && !rightBounded) {
-          masked = scores(lb, l, /*structuralMask=*/false);
-        } else {
-          // The block is entirely visible iff its extreme corners are:
-          // (k0 + bk - 1) - (q0 + off) <= right, (q0 + bq - 1 + off) - k0 <= left.
-          Value allVisible;
-          if (rightBounded)
-            allVisible = u.sle(u.sub(u.add(k0, bk), u.add(q0, u.idx(w.offset + 1))),
-                               u.idx(w.right));
-          if (leftBounded) {
-            Value ok = u.sle(u.sub(u.add(q0, bq), u.add(k0, u.idx(1 - w.offset))),
-                             u.idx(w.left));
-            allVisible =
-                allVisible ? arith::AndIOp::create(lb, l, allVisible, ok) : ok;
-          }
-          auto ifOp = scf::IfOp::create(
-              lb, l, allVisible,
-              [&](OpBuilder &tb, Location tl) {
-                scf::YieldOp::create(tb, tl, scores(tb, tl, false));
-              },
-              [&](OpBuilder &eb, Location el) {
-                scf::YieldOp::create(eb, el, scores(eb, el, true));
-              });
-          masked = ifOp.getResult(0);
-        }
-
-        // m' = max(m, rowmax(T)).
+        // m' = max(m, rowmax(T)); alpha = exp(m - m''); P = exp(T - m'').
         Value blockMax = u.generic(
-            {masked}, u.filled({bq}, negInf), {ij, i2}, {par, red},
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+            {masked}, u.filled({bq}, kNegInf), {ij, i2}, {kPar, kRed},
+            [](TileBuilder &e, ValueRange a) -> Value {
+              return arith::MaximumFOp::create(e.b, e.loc, a[0], a[1]);
             });
         Value mNew = u.generic(
-            {m, blockMax}, tensor::EmptyOp::create(lb, l, ArrayRef<OpFoldResult>{bq}, t.f32),
-            {i1, i1, i1}, {par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-              return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+            {m, blockMax}, u.empty({bq}, u.f32), {i1, i1, i1}, {kPar},
+            [](TileBuilder &e, ValueRange a) -> Value {
+              return arith::MaximumFOp::create(e.b, e.loc, a[0], a[1]);
             });
-        auto safe = [&](OpBuilder &nb, Location nl, Value x) -> Value {
-          Value isEmpty = arith::CmpFOp::create(
-              nb, nl, arith::CmpFPredicate::OEQ, x, u.cstF32(nb, nl, negInf));
-          return arith::SelectOp::create(nb, nl, isEmpty, u.cstF32(nb, nl, 0.0f),
-                                         x);
-        };
-        // alpha = exp(m - m''), P = exp(T - m'').
         Value alpha = u.generic(
-            {m, mNew}, tensor::EmptyOp::create(lb, l, ArrayRef<OpFoldResult>{bq}, t.f32),
-            {i1, i1, i1}, {par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+            {m, mNew}, u.empty({bq}, u.f32), {i1, i1, i1}, {kPar},
+            [](TileBuilder &e, ValueRange a) -> Value {
               return math::ExpOp::create(
-                  nb, nl, arith::SubFOp::create(nb, nl, a[0], safe(nb, nl, a[1])));
+                  e.b, e.loc,
+                  arith::SubFOp::create(e.b, e.loc, a[0], e.safeMax(a[1])));
             });
         Value p = u.generic(
-            {masked, mNew},
-            tensor::EmptyOp::create(lb, l, ArrayRef<OpFoldResult>{bq, bk}, t.f32),
-            {ij, i2, ij}, {par, par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+            {masked, mNew}, u.empty({bq, bk}, u.f32), {ij, i2, ij},
+            {kPar, kPar}, [](TileBuilder &e, ValueRange a) -> Value {
               return math::ExpOp::create(
-                  nb, nl, arith::SubFOp::create(nb, nl, a[0], safe(nb, nl, a[1])));
+                  e.b, e.loc,
+                  arith::SubFOp::create(e.b, e.loc, a[0], e.safeMax(a[1])));
             });
         // l' = alpha * l + rowsum(P).
         Value lScaled = u.generic(
-            {lsum, alpha}, tensor::EmptyOp::create(lb, l, ArrayRef<OpFoldResult>{bq}, t.f32),
-            {i1, i1, i1}, {par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-              return arith::MulFOp::create(nb, nl, a[0], a[1]);
+            {lsum, alpha}, u.empty({bq}, u.f32), {i1, i1, i1}, {kPar},
+            [](TileBuilder &e, ValueRange a) -> Value {
+              return arith::MulFOp::create(e.b, e.loc, a[0], a[1]);
             });
-        Value lNew = u.generic({p}, lScaled, {ij, i2}, {par, red},
-                               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                                 return arith::AddFOp::create(nb, nl, a[0], a[1]);
+        Value lNew = u.generic({p}, lScaled, {ij, i2}, {kPar, kRed},
+                               [](TileBuilder &e, ValueRange a) -> Value {
+                                 return arith::AddFOp::create(e.b, e.loc, a[0],
+                                                              a[1]);
                                });
-        // Dropout acts on the normalized probabilities, so on P here and
-        // not on l: P = keep(b, h, q, k) ? P * (1 / (1 - p)) : 0.
-        if (hasDropout) {
-          p = u.generic(
-              {p}, tensor::EmptyOp::create(lb, l, ArrayRef<OpFoldResult>{bq, bk}, t.f32),
-              {ij, ij}, {par, par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value qi = arith::AddIOp::create(
-                    nb, nl, q0, linalg::IndexOp::create(nb, nl, 0));
-                Value kj = arith::AddIOp::create(
-                    nb, nl, k0, linalg::IndexOp::create(nb, nl, 1));
-                Value kept = buildDropoutKeep(nb, nl, op, op.getSeed(),
-                                              {bi, hi, qi, kj});
-                Value scaled = arith::MulFOp::create(
-                    nb, nl, a[0], u.cstF32(nb, nl, keepScale));
-                return arith::SelectOp::create(nb, nl, kept, scaled,
-                                               u.cstF32(nb, nl, 0.0f));
-              });
-        }
-        // acc' = alpha * acc + P V_blk.
+        // Dropout acts on the normalized probabilities: on P, not on l.
+        if (plan.hasDropout())
+          p = u.generic({p}, u.empty({bq, bk}, u.f32), {ij, ij}, {kPar, kPar},
+                        [&](TileBuilder &e, ValueRange a) {
+                          return e.applyDropout(a[0], c);
+                        });
+        // acc' = alpha * acc + P V.
         Value accScaled = u.generic(
-            {acc, alpha},
-            tensor::EmptyOp::create(lb, l, ArrayRef<OpFoldResult>{bq, lb.getIndexAttr(Dv)}, t.f32),
-            {ij, i2, ij}, {par, par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-              return arith::MulFOp::create(nb, nl, a[0], a[1]);
+            {acc, alpha}, u.empty({bq, dv}, u.f32), {ij, i2, ij},
+            {kPar, kPar}, [](TileBuilder &e, ValueRange a) -> Value {
+              return arith::MulFOp::create(e.b, e.loc, a[0], a[1]);
             });
-        Value accNew = u.generic(
-            {p, vTile}, accScaled,
-            {u.map(3, {i, e}), u.map(3, {e, j}), u.map(3, {i, j})},
-            {par, par, red}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value v = u.toF32(nb, nl, a[1]);
-              return arith::AddFOp::create(
-                  nb, nl, a[2], arith::MulFOp::create(nb, nl, a[0], v));
-            });
+        Value accNew = u.accumulate(accScaled, p, vTile);
         scf::YieldOp::create(lb, l, ValueRange{mNew, lNew, accNew});
       });
   Value m = loop.getResult(0), lsum = loop.getResult(1), acc = loop.getResult(2);
 
-  // O = (l > 0) ? acc / l : 0, rounded once to the element type.
-  Value outTile = t.generic(
-      {acc, lsum},
-      tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{bq, b.getIndexAttr(Dv)},
-                              elementType),
-      {ij, i2, ij}, {par, par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value zeroF = t.cstF32(nb, nl, 0.0f);
-        Value positive =
-            arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[1], zeroF);
-        Value o = arith::SelectOp::create(
-            nb, nl, positive, arith::DivFOp::create(nb, nl, a[0], a[1]), zeroF);
-        if (elementType != t.f32)
-          o = arith::TruncFOp::create(nb, nl, elementType, o);
-        return o;
+  // O = (l > 0) ? acc / l : 0, rounded once; lse = m'' + log(l).
+  Value out = t.generic(
+      {acc, lsum}, t.empty({bq, dv}, t.f32), {ij, i2, ij}, {kPar, kPar},
+      [](TileBuilder &e, ValueRange a) -> Value {
+        Value zero = e.cstF32(0.0f);
+        Value positive = arith::CmpFOp::create(
+            e.b, e.loc, arith::CmpFPredicate::OGT, a[1], zero);
+        return arith::SelectOp::create(
+            e.b, e.loc, positive, arith::DivFOp::create(e.b, e.loc, a[0], a[1]),
+            zero);
       });
-  // lse = m'' + log(l).
-  Value lseTile = t.generic(
-      {m, lsum}, tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{bq}, t.f32),
-      {i1, i1, i1}, {par}, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value isEmpty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                              a[0], t.cstF32(nb, nl, negInf));
-        Value safeMax = arith::SelectOp::create(nb, nl, isEmpty,
-                                                t.cstF32(nb, nl, 0.0f), a[0]);
-        return arith::AddFOp::create(nb, nl, safeMax,
-                                     math::LogOp::create(nb, nl, a[1]));
-      });
+  out = t.roundTile(out, bq, plan.Dv);
+  Value lse = t.generic({m, lsum}, t.empty({bq}, t.f32), {i1, i1, i1}, {kPar},
+                        [](TileBuilder &e, ValueRange a) -> Value {
+                          return arith::AddFOp::create(
+                              e.b, e.loc, e.safeMax(a[0]),
+                              math::LogOp::create(e.b, e.loc, a[1]));
+                        });
 
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   Block::BlockArgListType shared = forall.getRegionIterArgs();
+  OpFoldResult one = t.one(), zero = t.zero();
   tensor::ParallelInsertSliceOp::create(
-      b, loc, outTile, shared[0], ArrayRef<OpFoldResult>{bi, hi, q0, zero},
-      ArrayRef<OpFoldResult>{one, one, bq, b.getIndexAttr(Dv)},
+      b, t.loc, out, shared[0], ArrayRef<OpFoldResult>{bi, hi, q0, zero},
+      ArrayRef<OpFoldResult>{one, one, bq, dv},
       ArrayRef<OpFoldResult>{one, one, one, one});
   tensor::ParallelInsertSliceOp::create(
-      b, loc, lseTile, shared[1], ArrayRef<OpFoldResult>{bi, hi, q0},
-      ArrayRef<OpFoldResult>{one, one, bq}, ArrayRef<OpFoldResult>{one, one, one});
+      b, t.loc, lse, shared[1], ArrayRef<OpFoldResult>{bi, hi, q0},
+      ArrayRef<OpFoldResult>{one, one, bq},
+      ArrayRef<OpFoldResult>{one, one, one});
 
   SmallVector<Value> results = {forall.getResult(0)};
   if (op.getLse())
@@ -410,13 +547,206 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
   return results;
 }
 
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
 namespace {
-struct AttentionToSCFPattern : OpRewritePattern<AttentionOp> {
-  AttentionToSCFPattern(MLIRContext *ctx, const AttentionTilingOptions &options)
-      : OpRewritePattern(ctx), options(options) {}
-  LogicalResult matchAndRewrite(AttentionOp op,
+/// The probabilities P = (lse == -inf) ? 0 : exp(T - lse) and the score
+/// gradient dS = P * ((dO V^T) * Z - Di) * J of one tile.
+struct TileGradients {
+  Value p, ds;
+};
+
+TileGradients buildTileGradients(TileBuilder &u, AttentionBackwardOp op,
+                                 const TileCoords &c, Value qTile,
+                                 Value kTile, Value vTile, Value doTile,
+                                 Value lseTile, Value diTile) {
+  AffineExpr i, j;
+  bindDims(u.b.getContext(), i, j);
+  AffineMap ij = u.map(2, {i, j}), i2 = u.map(2, {i});
+  Value s = u.matmulTransposed(qTile, kTile, c.bq, c.bk);
+  auto [masked, jacobian] = u.maskedScores(s, c, /*withJacobian=*/true);
+  Value p = u.generic(
+      {masked, lseTile}, u.empty({c.bq, c.bk}, u.f32), {ij, i2, ij},
+      {kPar, kPar}, [](TileBuilder &e, ValueRange a) -> Value {
+        Value isEmpty = arith::CmpFOp::create(
+            e.b, e.loc, arith::CmpFPredicate::OEQ, a[1], e.cstF32(kNegInf));
+        Value p = math::ExpOp::create(
+            e.b, e.loc, arith::SubFOp::create(e.b, e.loc, a[0], a[1]));
+        return arith::SelectOp::create(e.b, e.loc, isEmpty, e.cstF32(0.0f), p);
+      });
+  // dPd = dO V^T; dS = P * (dPd * Z - Di) * J.
+  Value dpd = u.matmulTransposed(doTile, vTile, c.bq, c.bk);
+  Value ds = u.generic(
+      {p, dpd, diTile, jacobian}, u.empty({c.bq, c.bk}, u.f32),
+      {ij, ij, i2, ij, ij}, {kPar, kPar}, [&](TileBuilder &e, ValueRange a) {
+        Value centered =
+            arith::SubFOp::create(e.b, e.loc, e.applyDropout(a[1], c), a[2]);
+        Value dt = arith::MulFOp::create(e.b, e.loc, a[0], centered);
+        return Value(arith::MulFOp::create(e.b, e.loc, dt, a[3]));
+      });
+  return {p, ds};
+}
+} // namespace
+
+FailureOr<SmallVector<Value>>
+attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
+                                const AttentionTilingOptions &options) {
+  if (options.blockQ <= 0 || options.blockK <= 0)
+    return op.emitOpError() << "block sizes must be positive, got block-q = "
+                            << options.blockQ
+                            << ", block-k = " << options.blockK;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(op);
+  TilingPlan plan(op, op.getQuery(), op.getKey(), op.getValue(), op.getBias(),
+                  op.getKeepMask(), options);
+  TileBuilder t(builder, op.getLoc(), plan);
+  OpBuilder &b = builder;
+  MLIRContext *ctx = b.getContext();
+  auto idxAttr = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+  OpFoldResult one = t.one(), zero = t.zero();
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  AffineMap ij = t.map(2, {i, j});
+
+  // Di[b, h, q] = sum_e dO[b, h, q, e] O[b, h, q, e]: O(N) extra memory.
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  AffineMap id4 = t.map(4, {d0, d1, d2, d3}), row4 = t.map(4, {d0, d1, d2});
+  Value di = t.generic(
+      {op.getGradOutput(), op.getOutput()},
+      t.filled({idxAttr(plan.B), idxAttr(plan.Hq), idxAttr(plan.Nq)}, 0.0f),
+      {id4, id4, row4}, {kPar, kPar, kPar, kRed},
+      [](TileBuilder &e, ValueRange a) { return e.fma(a[0], a[1], a[2]); });
+
+  // dK and dV: one writer per (b, kv head, key block).
+  Value dkInit = t.empty({idxAttr(plan.B), idxAttr(plan.Hkv),
+                          idxAttr(plan.Nk), idxAttr(plan.D)},
+                         plan.elementType);
+  Value dvInit = t.empty({idxAttr(plan.B), idxAttr(plan.Hkv),
+                          idxAttr(plan.Nk), idxAttr(plan.Dv)},
+                         plan.elementType);
+  auto kvForall = scf::ForallOp::create(
+      b, t.loc,
+      ArrayRef<OpFoldResult>{idxAttr(plan.B), idxAttr(plan.Hkv),
+                             idxAttr(plan.numKB)},
+      ValueRange{dkInit, dvInit}, std::nullopt);
+  Value dk, dv;
+  {
+    OpBuilder::InsertionGuard bodyGuard(b);
+    b.setInsertionPointToStart(kvForall.getBody());
+    Value bi = kvForall.getInductionVar(0), kvh = kvForall.getInductionVar(1);
+    auto [k0, bk] = t.block(kvForall.getInductionVar(2), plan.BK, plan.Nk);
+    Value kTile = t.rows(op.getKey(), bi, kvh, k0, bk);
+    Value vTile = t.rows(op.getValue(), bi, kvh, k0, bk);
+    auto [qbBegin, qbEnd] = t.queryBlockRange(k0, bk);
+    auto groupLoop = scf::ForOp::create(
+        b, t.loc, t.idx(0), t.idx(plan.G), t.idx(1),
+        ValueRange{t.filled({bk, idxAttr(plan.D)}, 0.0f),
+                   t.filled({bk, idxAttr(plan.Dv)}, 0.0f)},
+        [&](OpBuilder &gb, Location gl, Value g, ValueRange groupIter) {
+          TileBuilder gt = t.at(gb, gl);
+          Value hi = gt.add(gt.mul(kvh, gt.idx(plan.G)), g);
+          auto queryLoop = scf::ForOp::create(
+              gb, gl, qbBegin, qbEnd, gt.idx(1), groupIter,
+              [&](OpBuilder &lb, Location l, Value qb, ValueRange iter) {
+                TileBuilder u = t.at(lb, l);
+                auto [q0, bq] = u.block(qb, plan.BQ, plan.Nq);
+                TileCoords c{bi, hi, q0, bq, k0, bk};
+                Value qTile = u.rows(op.getQuery(), bi, hi, q0, bq);
+                Value doTile = u.rows(op.getGradOutput(), bi, hi, q0, bq);
+                Value lseTile = u.entries(op.getLse(), bi, hi, q0, bq);
+                Value diTile = u.entries(di, bi, hi, q0, bq);
+                TileGradients grads = buildTileGradients(
+                    u, op, c, qTile, kTile, vTile, doTile, lseTile, diTile);
+                // dV += (P * Z)^T dO, dK += dS^T Q.
+                Value pd = grads.p;
+                if (plan.hasDropout())
+                  pd = u.generic({pd}, u.empty({bq, bk}, u.f32), {ij, ij},
+                                 {kPar, kPar}, [&](TileBuilder &e, ValueRange a) {
+                                   return e.applyDropout(a[0], c);
+                                 });
+                Value dvAcc = u.accumulateTransposed(iter[1], pd, doTile);
+                Value dkAcc = u.accumulateTransposed(iter[0], grads.ds, qTile);
+                scf::YieldOp::create(lb, l, ValueRange{dkAcc, dvAcc});
+              });
+          scf::YieldOp::create(gb, gl, queryLoop.getResults());
+        });
+    Value dkTile = t.roundTile(groupLoop.getResult(0), bk, plan.D);
+    Value dvTile = t.roundTile(groupLoop.getResult(1), bk, plan.Dv);
+    b.setInsertionPointToStart(kvForall.getTerminator().getBody());
+    Block::BlockArgListType shared = kvForall.getRegionIterArgs();
+    tensor::ParallelInsertSliceOp::create(
+        b, t.loc, dkTile, shared[0], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
+        ArrayRef<OpFoldResult>{one, one, bk, idxAttr(plan.D)},
+        ArrayRef<OpFoldResult>{one, one, one, one});
+    tensor::ParallelInsertSliceOp::create(
+        b, t.loc, dvTile, shared[1], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
+        ArrayRef<OpFoldResult>{one, one, bk, idxAttr(plan.Dv)},
+        ArrayRef<OpFoldResult>{one, one, one, one});
+    dk = kvForall.getResult(0);
+    dv = kvForall.getResult(1);
+  }
+
+  // dQ: one writer per (b, query head, query block).
+  Value dqInit = t.empty({idxAttr(plan.B), idxAttr(plan.Hq), idxAttr(plan.Nq),
+                          idxAttr(plan.D)},
+                         plan.elementType);
+  auto qForall = scf::ForallOp::create(
+      b, t.loc,
+      ArrayRef<OpFoldResult>{idxAttr(plan.B), idxAttr(plan.Hq),
+                             idxAttr(plan.numQB)},
+      ValueRange{dqInit}, std::nullopt);
+  b.setInsertionPointToStart(qForall.getBody());
+  Value bi = qForall.getInductionVar(0), hi = qForall.getInductionVar(1);
+  auto [q0, bq] = t.block(qForall.getInductionVar(2), plan.BQ, plan.Nq);
+  Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
+  Value qTile = t.rows(op.getQuery(), bi, hi, q0, bq);
+  Value doTile = t.rows(op.getGradOutput(), bi, hi, q0, bq);
+  Value lseTile = t.entries(op.getLse(), bi, hi, q0, bq);
+  Value diTile = t.entries(di, bi, hi, q0, bq);
+  auto [kbBegin, kbEnd] = t.keyBlockRange(q0, bq);
+  auto keyLoop = scf::ForOp::create(
+      b, t.loc, kbBegin, kbEnd, t.idx(1),
+      ValueRange{t.filled({bq, idxAttr(plan.D)}, 0.0f)},
+      [&](OpBuilder &lb, Location l, Value kb, ValueRange iter) {
+        TileBuilder u = t.at(lb, l);
+        auto [k0, bk] = u.block(kb, plan.BK, plan.Nk);
+        TileCoords c{bi, hi, q0, bq, k0, bk};
+        Value kTile = u.rows(op.getKey(), bi, kvh, k0, bk);
+        Value vTile = u.rows(op.getValue(), bi, kvh, k0, bk);
+        TileGradients grads = buildTileGradients(u, op, c, qTile, kTile, vTile,
+                                                 doTile, lseTile, diTile);
+        // dQ += dS K.
+        scf::YieldOp::create(lb, l, u.accumulate(iter[0], grads.ds, kTile));
+      });
+  Value dqTile = t.roundTile(keyLoop.getResult(0), bq, plan.D);
+  b.setInsertionPointToStart(qForall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      b, t.loc, dqTile, qForall.getRegionIterArgs()[0],
+      ArrayRef<OpFoldResult>{bi, hi, q0, zero},
+      ArrayRef<OpFoldResult>{one, one, bq, idxAttr(plan.D)},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+  return SmallVector<Value>{qForall.getResult(0), dk, dv};
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns and pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename OpTy>
+struct TileAttentionPattern : OpRewritePattern<OpTy> {
+  TileAttentionPattern(MLIRContext *ctx, const AttentionTilingOptions &options)
+      : OpRewritePattern<OpTy>(ctx), options(options) {}
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> results = tileAttention(rewriter, op, options);
+    FailureOr<SmallVector<Value>> results;
+    if constexpr (std::is_same_v<OpTy, AttentionOp>)
+      results = tileAttention(rewriter, op, options);
+    else
+      results = tileAttentionBackward(rewriter, op, options);
     if (failed(results))
       return failure();
     rewriter.replaceOp(op, *results);
@@ -432,7 +762,7 @@ struct ConvertAttnToSCFPass
     RewritePatternSet patterns(&getContext());
     populateAttnToSCFConversionPatterns(patterns, {blockQ, blockK});
     ConversionTarget target(getContext());
-    target.addIllegalOp<AttentionOp>();
+    target.addIllegalOp<AttentionOp, AttentionBackwardOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
@@ -443,5 +773,7 @@ struct ConvertAttnToSCFPass
 
 void attnfuse::populateAttnToSCFConversionPatterns(
     RewritePatternSet &patterns, const AttentionTilingOptions &options) {
-  patterns.add<AttentionToSCFPattern>(patterns.getContext(), options);
+  patterns.add<TileAttentionPattern<AttentionOp>,
+               TileAttentionPattern<AttentionBackwardOp>>(
+      patterns.getContext(), options);
 }

@@ -8,6 +8,7 @@
 namespace attnfuse {
 namespace attn {
 class AttentionOp;
+class AttentionBackwardOp;
 } // namespace attn
 
 /// Block sizes of the tiled lowering (clamped to the sequence lengths).
@@ -25,7 +26,18 @@ mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 tileAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
               const AttentionTilingOptions &options);
 
-/// Adds the pattern rewriting attn.attention with tileAttention.
+/// Builds FlashAttention's backward algorithm for `op`: Di = rowsum(dO * O),
+/// then an scf.forall over (batch, kv head, key block) accumulating dK and dV
+/// over the group's query heads and the query blocks that can see the keys,
+/// and an scf.forall over (batch, query head, query block) accumulating dQ
+/// over the visible key blocks. P is recomputed from Q, K and lse; every
+/// gradient block has a single writer. Returns (dQ, dK, dV).
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+tileAttentionBackward(mlir::OpBuilder &builder, attn::AttentionBackwardOp op,
+                      const AttentionTilingOptions &options);
+
+/// Adds the patterns rewriting attn.attention and attn.attention_backward
+/// with tileAttention and tileAttentionBackward.
 void populateAttnToSCFConversionPatterns(mlir::RewritePatternSet &patterns,
                                          const AttentionTilingOptions &options);
 

@@ -176,7 +176,7 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
     dependsOnScore.insert(result);
     SmallVector<Value> x, dx;
     for (Value operand : op.getOperands()) {
-      x.push_back(b ? primal.lookup(operand) : operand);
+      x.push_back(b ? primal.lookupOrDefault(operand) : operand);
       // In check-only mode a non-null marker stands for "has a tangent".
       Value t = tangentOf.lookup(operand);
       if (!b && dependsOnScore.contains(operand))
