@@ -31,6 +31,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -244,6 +245,36 @@ bool readSignature(func::FuncOp func, Compilation &c) {
   return true;
 }
 
+/// The C runner utility `memrefCopy` that lowered memref.copy calls, built in
+/// so that the JIT needs no libmlir_c_runner_utils.so: copies the memref
+/// described by `src` (an unranked descriptor: rank, then a pointer to
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}) into `dst`.
+struct UnrankedDescriptor {
+  int64_t rank;
+  int64_t *ranked;
+};
+void copyMemref(int64_t elementSize, UnrankedDescriptor *src,
+                UnrankedDescriptor *dst) {
+  int64_t rank = src->rank;
+  const int64_t *s = src->ranked, *d = dst->ranked;
+  const char *from = reinterpret_cast<const char *>(s[1]);
+  char *to = reinterpret_cast<char *>(d[1]);
+  int64_t n = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    n *= s[3 + i];
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t fromOffset = s[2], toOffset = d[2];
+    for (int64_t i = rank - 1, rest = e; i >= 0; --i) {
+      int64_t index = rest % s[3 + i];
+      rest /= s[3 + i];
+      fromOffset += index * s[3 + rank + i];
+      toOffset += index * d[3 + rank + i];
+    }
+    std::memcpy(to + toOffset * elementSize, from + fromOffset * elementSize,
+                elementSize);
+  }
+}
+
 void compile(Compilation &c, llvm::StringRef source, const Options &options) {
   DialectRegistry registry;
   mlir::registerAllDialects(registry);
@@ -310,8 +341,12 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     if (pipeline.starts_with("builtin.module(") && pipeline.ends_with(")"))
       pipeline = pipeline.drop_front(strlen("builtin.module(")).drop_back();
     if (failed(parsePassPipeline(pipeline, pm, os))) {
-      error("invalid pass pipeline '" + options.pipeline +
-            "': " + llvm::StringRef(message).trim());
+      // The parser's first line, without its "<buffer>:1:1: error: " prefix.
+      llvm::StringRef reason = llvm::StringRef(message).split('\n').first;
+      size_t prefix = reason.find("error: ");
+      if (prefix != llvm::StringRef::npos)
+        reason = reason.drop_front(prefix + strlen("error: "));
+      error("invalid pass pipeline '" + options.pipeline + "': " + reason);
       return;
     }
   }
@@ -337,6 +372,13 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
       return;
     }
     c.engine = std::move(*engine);
+    c.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap symbols;
+      symbols[interner("memrefCopy")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&copyMemref),
+          llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
     c.entry = options.entry;
   }
   c.succeeded = true;

@@ -304,7 +304,8 @@ class Executable:
                 raise RunError("argument %d of '%s' must be %s as a numpy "
                                "array, got %s" %
                                (i, self.entry, text, type(arg).__name__))
-            array = np.ascontiguousarray(array)
+            if not array.flags.c_contiguous:  # (ascontiguousarray makes 0-d 1-d)
+                array = array.copy(order="C")
             arrays.append(array)
             dims = (ctypes.c_int64 * max(1, array.ndim))(*array.shape)
             arrays.append(dims)
