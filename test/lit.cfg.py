@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ATTNFUSE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnfuse_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
@@ -17,6 +17,7 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%attnfuse_obj_root", config.attnfuse_obj_root))
 config.substitutions.append(
     ("%reference", config.python_executable + " " +
      os.path.join(config.test_source_root, "lib", "reference.py")))
