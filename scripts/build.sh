@@ -10,6 +10,8 @@ export CCACHE_BASEDIR="$ROOT"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/attnfuse-ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 PYTHON="${PYTHON:-$(command -v python3)}"
+# lit as a Python script of the same interpreter (not a shell shim).
+LIT="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/lit"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
@@ -18,7 +20,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT="$(command -v lit || echo /usr/lib/llvm-22/build/utils/lit/lit.py)" \
+    -DLLVM_EXTERNAL_LIT="$LIT" \
     -DPython3_EXECUTABLE="$PYTHON"
 fi
 cmake --build "$BUILD"
