@@ -15,7 +15,10 @@
 // RUN: not %t/build/embed-attnfuse %s.missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // The installed tools run from the prefix (their RUNPATH finds libMLIR.so).
 // RUN: %t/prefix/bin/attnfuse-opt %s --convert-attn-to-scf | FileCheck %s --check-prefix=SCF
+// The installed Python package loads the installed C API library.
+// RUN: env PYTHONPATH=%t/prefix/python_packages %python -c "import attnfuse, sys; print(attnfuse.library_path); print(attnfuse.compile(open(sys.argv[1]).read(), pipeline='convert-attn-to-scf'))" %s | FileCheck %s --check-prefixes=PY,SCF
 
+// PY: install-and-embed.mlir.tmp/prefix/lib/libAttnFuseCAPI.so
 // SCF-LABEL: func.func @attention
 // SCF-NOT:     attn.attention
 // SCF:         scf.forall
