@@ -30,11 +30,12 @@ void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
   if (options.naive) {
     pm.addPass(createConvertAttnToLinalg());
   } else {
-    // Unfused attention chains become attn.attention first (silently; the
-    // pass's `report` option makes it talk).
+    // Unfused attention chains become attn.attention first; casts the raising
+    // leaves around the op fuse and fold away.
     attn::AttnRaiseAttentionOptions raise;
-    raise.report = "none";
+    raise.report = options.raiseReport;
     pm.addPass(attn::createAttnRaiseAttention(raise));
+    pm.addPass(createLinalgElementwiseOpFusionPass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createConvertAttnToSCF(
         ConvertAttnToSCFOptions{options.blockQ, options.blockK}));

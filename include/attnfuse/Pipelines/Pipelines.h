@@ -16,6 +16,12 @@ struct CPUPipelineOptions
                      "(convert-attn-to-linalg) and everything else through "
                      "upstream passes only: the oracle of attnfuse-run"),
       llvm::cl::init(false)};
+  Option<std::string> raiseReport{
+      *this, "raise-report",
+      llvm::cl::desc("How attn-raise-attention reports each candidate chain: "
+                     "none, remarks, or errors (a chain left unfused fails "
+                     "the pipeline)"),
+      llvm::cl::init("none")};
   Option<int64_t> blockQ{*this, "block-q",
                          llvm::cl::desc("Query rows per block of the tiled "
                                         "attention lowering"),
@@ -34,6 +40,54 @@ void buildAttnLowerToCPUPipeline(mlir::OpPassManager &pm,
 
 /// Registers `attn-lower-to-cpu-pipeline`.
 void registerAttnFusePipelines();
+
+/// Options of `attn-lower-to-nvvm-pipeline`.
+struct GPUPipelineOptions
+    : public mlir::PassPipelineOptions<GPUPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("GPU architecture (sm_80, sm_90a)"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (+ptx80 is needed for sm_90a)"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin), "
+                     "fatbin"),
+      llvm::cl::init("bin")};
+  Option<unsigned> optLevel{*this, "opt-level",
+                            llvm::cl::desc("LLVM optimization level"),
+                            llvm::cl::init(3)};
+  Option<std::string> raiseReport{
+      *this, "raise-report",
+      llvm::cl::desc("How attn-raise-attention reports each candidate chain: "
+                     "none, remarks, or errors (a chain left unfused fails "
+                     "the pipeline)"),
+      llvm::cl::init("none")};
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("Query rows per CTA (0: default)"),
+                         llvm::cl::init(0)};
+  Option<int64_t> blockK{*this, "block-k",
+                         llvm::cl::desc("Keys per K/V block (0: default)"),
+                         llvm::cl::init(0)};
+  Option<int64_t> threadsPerRow{
+      *this, "threads-per-row",
+      llvm::cl::desc("Threads per query row (0: default)"), llvm::cl::init(0)};
+  Option<int64_t> chunk{*this, "chunk",
+                        llvm::cl::desc("Keys per online-softmax rescaling "
+                                       "(0: default)"),
+                        llvm::cl::init(0)};
+};
+
+/// Adds the passes that turn attn.attention into fused CUDA kernels
+/// (convert-attn-to-gpu), compile them to a gpu.binary and lower the host
+/// function to the LLVM dialect.
+void buildAttnLowerToNVVMPipeline(mlir::OpPassManager &pm,
+                                  const GPUPipelineOptions &options);
+
+/// Registers `attn-lower-to-nvvm-pipeline`.
+void registerAttnFuseGPUPipeline();
 
 } // namespace attnfuse
 
