@@ -122,6 +122,48 @@ struct GenericBuilder {
 };
 } // namespace
 
+/// T = mask(score_mod(scale * S, b, h, q, k) + bias) over [B, Hq, Nq, Nk]
+/// from the f32 dot products `scores`; with `withJacobian` also
+/// J = dT/dS = score_mod'(scale * S) * scale.
+static SmallVector<Value> buildMaskedScores(GenericBuilder &h,
+                                            AttentionOpInterface op,
+                                            Value scores, Value bias,
+                                            Value keep, bool withJacobian) {
+  auto scoreType = cast<RankedTensorType>(scores.getType());
+  AffineMap id = h.b.getMultiDimIdentityMap(4);
+  SmallVector<Value> ins = {scores};
+  SmallVector<AffineMap> maps = {id};
+  for (Value operand : {bias, keep}) {
+    if (!operand)
+      continue;
+    ins.push_back(operand);
+    maps.push_back(h.broadcastMap(cast<RankedTensorType>(operand.getType())));
+  }
+  SmallVector<Value> inits = {h.empty(scoreType.getShape(), h.f32)};
+  if (withJacobian)
+    inits.push_back(h.empty(scoreType.getShape(), h.f32));
+  maps.append(inits.size(), id);
+  SmallVector<Type> types(inits.size(), scoreType);
+  auto generic = linalg::GenericOp::create(
+      h.b, h.loc, types, ins, inits, maps,
+      SmallVector<IteratorType>(4, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
+        unsigned next = 1;
+        Value biasElem = bias ? a[next++] : Value();
+        Value keepElem = keep ? a[next++] : Value();
+        Value jacobian;
+        Value t = buildMaskedScore(nb, l, op, a[0], bhqk, biasElem, keepElem,
+                                   /*applyStructuralMask=*/true,
+                                   withJacobian ? &jacobian : nullptr);
+        SmallVector<Value> yields = {t};
+        if (withJacobian)
+          yields.push_back(jacobian);
+        linalg::YieldOp::create(nb, l, yields);
+      });
+  return SmallVector<Value>(generic.getResults());
+}
+
 FailureOr<SmallVector<Value>>
 attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   Location loc = op.getLoc();
@@ -149,33 +191,8 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
                             op.getKey(), h.map(5, {d0, kvHead, d3, d4}), id5);
 
   // T = mask(score_mod(scale * S, b, h, q, k) + bias).
-  SmallVector<Value> ins = {scores};
-  SmallVector<AffineMap> maps = {h.map(4, {d0, d1, d2, d3})};
-  if (Value bias = op.getBias()) {
-    ins.push_back(bias);
-    maps.push_back(h.broadcastMap(cast<RankedTensorType>(bias.getType())));
-  }
-  if (Value keep = op.getKeepMask()) {
-    ins.push_back(keep);
-    maps.push_back(h.broadcastMap(cast<RankedTensorType>(keep.getType())));
-  }
-  maps.push_back(h.map(4, {d0, d1, d2, d3}));
-  bool hasBias = static_cast<bool>(op.getBias());
-  bool hasKeep = static_cast<bool>(op.getKeepMask());
-  Value masked =
-      h.generic(scoreType, ins, tensor::EmptyOp::create(b, loc, scoreShape, h.f32),
-                maps, {par, par, par, par},
-                [&](OpBuilder &nb, Location l, ValueRange a) {
-                  SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
-                  unsigned next = 1;
-                  Value biasElem = hasBias ? a[next++] : Value();
-                  Value keepElem = hasKeep ? a[next++] : Value();
-                  Value t = buildMaskedScore(nb, l, op, a[0], bhqk, biasElem,
-                                             keepElem,
-                                             /*applyStructuralMask=*/true);
-                  linalg::YieldOp::create(nb, l, ValueRange{t});
-                })
-          .getResult(0);
+  Value masked = buildMaskedScores(h, op, scores, op.getBias(),
+                                   op.getKeepMask(), /*withJacobian=*/false)[0];
 
   AffineMap scoreMap = h.map(4, {d0, d1, d2, d3}), rowMap = h.map(4, {d0, d1, d2});
   // m = max_k T; m' = (m == -inf) ? 0 : m.
@@ -322,34 +339,9 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
   // S = Q K^T; T = mask(score_mod(scale S) + bias); J = dT/dS.
   Value scores = h.contract(scoreShape, op.getQuery(), h.map(5, {d0, d1, d2, d4}),
                             op.getKey(), h.map(5, {d0, kvHead, d3, d4}), id5);
-  SmallVector<Value> ins = {scores};
-  SmallVector<AffineMap> maps = {id4};
-  if (Value bias = op.getBias()) {
-    ins.push_back(bias);
-    maps.push_back(h.broadcastMap(cast<RankedTensorType>(bias.getType())));
-  }
-  if (Value keep = op.getKeepMask()) {
-    ins.push_back(keep);
-    maps.push_back(h.broadcastMap(cast<RankedTensorType>(keep.getType())));
-  }
-  maps.append({id4, id4});
-  bool hasBias = static_cast<bool>(op.getBias());
-  bool hasKeep = static_cast<bool>(op.getKeepMask());
-  auto scoresAndJacobian = linalg::GenericOp::create(
-      b, loc, TypeRange{scoreType, scoreType}, ins,
-      ValueRange{h.empty(scoreShape, h.f32), h.empty(scoreShape, h.f32)}, maps,
-      {par, par, par, par}, [&](OpBuilder &nb, Location l, ValueRange a) {
-        SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
-        unsigned next = 1;
-        Value biasElem = hasBias ? a[next++] : Value();
-        Value keepElem = hasKeep ? a[next++] : Value();
-        Value jacobian;
-        Value t = buildMaskedScore(nb, l, op, a[0], bhqk, biasElem, keepElem,
-                                   /*applyStructuralMask=*/true, &jacobian);
-        linalg::YieldOp::create(nb, l, ValueRange{t, jacobian});
-      });
-  Value masked = scoresAndJacobian.getResult(0);
-  Value jacobian = scoresAndJacobian.getResult(1);
+  SmallVector<Value> scoresAndJacobian = buildMaskedScores(
+      h, op, scores, op.getBias(), op.getKeepMask(), /*withJacobian=*/true);
+  Value masked = scoresAndJacobian[0], jacobian = scoresAndJacobian[1];
 
   // P = (lse == -inf) ? 0 : exp(T - lse).
   Value probs =

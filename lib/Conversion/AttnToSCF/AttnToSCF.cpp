@@ -401,6 +401,14 @@ struct TileBuilder {
 };
 } // namespace
 
+static LogicalResult checkBlockSizes(Operation *op,
+                                     const AttentionTilingOptions &options) {
+  if (options.blockQ > 0 && options.blockK > 0)
+    return success();
+  return op->emitOpError() << "block sizes must be positive, got block-q = "
+                           << options.blockQ << ", block-k = " << options.blockK;
+}
+
 //===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
@@ -408,10 +416,8 @@ struct TileBuilder {
 FailureOr<SmallVector<Value>>
 attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
                         const AttentionTilingOptions &options) {
-  if (options.blockQ <= 0 || options.blockK <= 0)
-    return op.emitOpError() << "block sizes must be positive, got block-q = "
-                            << options.blockQ
-                            << ", block-k = " << options.blockK;
+  if (failed(checkBlockSizes(op, options)))
+    return failure();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
   TilingPlan plan(op, op.getQuery(), op.getKey(), op.getValue(), op.getBias(),
@@ -593,10 +599,8 @@ TileGradients buildTileGradients(TileBuilder &u, AttentionBackwardOp op,
 FailureOr<SmallVector<Value>>
 attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
                                 const AttentionTilingOptions &options) {
-  if (options.blockQ <= 0 || options.blockK <= 0)
-    return op.emitOpError() << "block sizes must be positive, got block-q = "
-                            << options.blockQ
-                            << ", block-k = " << options.blockK;
+  if (failed(checkBlockSizes(op, options)))
+    return failure();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
   TilingPlan plan(op, op.getQuery(), op.getKey(), op.getValue(), op.getBias(),

@@ -1,0 +1,636 @@
+//===- AttnToGPU.cpp - fused CUDA attention kernels -----------------------===//
+//
+// Generates, for each attn.attention, one fused FlashAttention forward kernel
+// (gpu.func) and its launch (gpu.launch_func). The algorithm is the one of
+// convert-attn-to-scf (FlashAttention-2's loop order), mapped onto a CTA:
+//
+//   grid  = (ceil(Nq / BQ), B * Hq)         x reversed: long causal rows first
+//   block = BQ * T threads; T threads share one query row, each owning
+//           Dqk / T elements of q and Dv / T of the f32 accumulator, in
+//           registers (element i of a thread: (i/4)*4T + part*4 + i%4, so a
+//           warp's float4 reads of a shared K/V row hit distinct banks)
+//
+//   q      = Q[b, h, row] * (scale * log2 e)        (registers; folded scale
+//                                                    when no score_mod/bias)
+//   m = -inf, l = 0, acc = 0                        (log2 domain)
+//   for each key block that the structural mask can show (loop bounds):
+//     K, V block -> shared memory (f32, one conversion per element)
+//     for each chunk of C keys:
+//       t_j   = mask(score_mod(scale * q.k_j) + bias) * log2 e  (shuffle-xor
+//               reduction of the T partial dot products)
+//       m'    = max(m, max_j t_j)      m'' = (m' == -inf) ? 0 : m'
+//       alpha = exp2(m - m'')          p_j = exp2(t_j - m'')
+//       l     = alpha * l + sum_j p_j
+//       acc   = alpha * acc + sum_j (p_j * Z_j) v_j    (Z: dropout factor)
+//   O = (l > 0) ? acc / l : 0          lse = m'' * ln 2 + log(l)
+//
+// Everything per element (structural mask, score_mod, bias, keep mask,
+// dropout) is built by the shared ScoreUtils builders, so the kernel computes
+// the function the reference lowering defines. The products are f32 FMAs on
+// CUDA cores (the "fma" instruction family); tensor-core families (mma.sync,
+// wgmma) would replace ScoreProduct/ValueProduct below.
+//
+//===----------------------------------------------------------------------===//
+#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attnfuse/Conversion/Passes.h"
+#include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attnfuse {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "attnfuse/Conversion/Passes.h.inc"
+} // namespace attnfuse
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::attn;
+
+namespace {
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// The static facts of one kernel.
+struct KernelPlan {
+  AttentionOp op;
+  AttentionKernelOptions cfg;
+  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
+  Type elementType;
+  MaskWindow window;
+  bool leftBounded, rightBounded;
+  /// Scores need only `scale * q.k` and the masks: the scale (times log2 e)
+  /// is folded into q.
+  bool foldedScale;
+};
+
+/// Index and f32 arithmetic at one insertion point.
+struct KB {
+  OpBuilder &b;
+  Location loc;
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value divu(Value x, int64_t d) {
+    return arith::DivUIOp::create(b, loc, x, idx(d));
+  }
+  Value remu(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, idx(d));
+  }
+  Value floorDiv(Value x, int64_t d) {
+    return arith::FloorDivSIOp::create(b, loc, x, idx(d));
+  }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fma(Value x, Value y, Value acc) {
+    return math::FmaOp::create(b, loc, x, y, acc);
+  }
+  Value fmax(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  Value toF32(Value v) {
+    Type f32 = b.getF32Type();
+    if (auto vt = dyn_cast<VectorType>(v.getType())) {
+      if (vt.getElementType() == f32)
+        return v;
+      return arith::ExtFOp::create(b, loc, VectorType::get(vt.getShape(), f32),
+                                   v);
+    }
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+  }
+  /// m'' = (m == -inf) ? 0 : m.
+  Value safeMax(Value m) {
+    Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                        f32(kNegInf));
+    return select(isInf, f32(0.0), m);
+  }
+};
+
+/// The alignment of four consecutive elements of a row of `buf`: rows have
+/// a multiple of 4 elements and the groups start at multiples of 4, so this
+/// holds for any allocation aligned to 16 bytes (CUDA's are to 256).
+llvm::MaybeAlign align4(Value buf) {
+  Type t = cast<MemRefType>(buf.getType()).getElementType();
+  return llvm::MaybeAlign(4 * t.getIntOrFloatBitWidth() / 8);
+}
+
+/// The element of a thread's slice: element i of part p of a row of width w
+/// split over T threads is (i/4)*4T + 4p + i%4.
+Value sliceStart(KB &k, Value part, int64_t group, int64_t T) {
+  return k.add(k.idx(group * 4 * T), k.mul(part, k.idx(4)));
+}
+
+/// The kernel body. `args` are the gpu.func arguments; `kBuf`, `vBuf` the
+/// workgroup buffers.
+class KernelEmitter {
+public:
+  KernelEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
+                ArrayRef<BlockArgument> args, Value kBuf, Value vBuf)
+      : plan(plan), b(b), loc(loc), kBuf(kBuf), vBuf(vBuf) {
+    unsigned next = 0;
+    q = args[next++];
+    key = args[next++];
+    value = args[next++];
+    if (plan.op.getBias())
+      bias = args[next++];
+    if (plan.op.getKeepMask())
+      keep = args[next++];
+    if (plan.op.getSeed())
+      seed = args[next++];
+    out = args[next++];
+    lse = args[next++];
+  }
+
+  void emit();
+
+private:
+  /// Loads rows [k0, k0 + BK) of src[bi, kvh] (clamped to Nk) into `buf`
+  /// (f32), four elements per access.
+  void loadBlock(KB &k, Value src, Value buf, int64_t width, Value k0);
+  /// The masked score of key `kk` of the current block, in log2 units.
+  Value score(KB &k, ArrayRef<Value> qRegs, Value kk, Value kGlobal);
+  /// Loads the four-element groups of row `kk` of `buf` that this thread
+  /// owns and calls `fn(i, element)` for each of its elements.
+  void forEachOwned(KB &k, Value buf, Value kk, int64_t width,
+                    function_ref<void(int64_t, Value)> fn);
+
+  KernelPlan &plan;
+  OpBuilder &b;
+  Location loc;
+  Value kBuf, vBuf;
+  Value q, key, value, bias, keep, seed, out, lse;
+  // Per-thread coordinates.
+  Value bi, hi, kvh, part, qRow, qClamped;
+};
+
+void KernelEmitter::forEachOwned(KB &k, Value buf, Value kk, int64_t width,
+                                 function_ref<void(int64_t, Value)> fn) {
+  int64_t T = plan.cfg.threadsPerRow;
+  auto v4 = VectorType::get({4}, b.getF32Type());
+  for (int64_t g = 0; g < width / (4 * T); ++g) {
+    Value vec = vector::LoadOp::create(
+        b, loc, v4, buf, ValueRange{kk, sliceStart(k, part, g, T)},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+    for (int64_t r = 0; r < 4; ++r)
+      fn(g * 4 + r, vector::ExtractOp::create(b, loc, vec, r));
+  }
+}
+
+void KernelEmitter::loadBlock(KB &k, Value src, Value buf, int64_t width,
+                              Value k0) {
+  int64_t BK = plan.cfg.blockK, NT = plan.threads;
+  int64_t total = BK * width / 4;
+  auto srcType = cast<MemRefType>(src.getType());
+  auto in4 = VectorType::get({4}, srcType.getElementType());
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  for (int64_t it = 0, e = llvm::divideCeil(total, NT); it < e; ++it) {
+    Value flat = k.add(tid, k.idx(it * NT));
+    auto body = [&](OpBuilder &nb, Location nl) {
+      KB e{nb, nl};
+      Value row = e.divu(flat, width / 4);
+      Value col = e.mul(e.remu(flat, width / 4), e.idx(4));
+      Value kr = e.min(e.add(k0, row), e.idx(plan.Nk - 1));
+      Value vec = vector::LoadOp::create(nb, nl, in4, src,
+                                         ValueRange{bi, kvh, kr, col},
+                                         /*nontemporal=*/false, align4(src));
+      vector::StoreOp::create(nb, nl, e.toF32(vec), buf, ValueRange{row, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    };
+    if ((it + 1) * NT <= total) {
+      body(b, loc);
+    } else {
+      auto inBounds = k.ult(flat, k.idx(total));
+      scf::IfOp::create(b, loc, inBounds, [&](OpBuilder &nb, Location nl) {
+        body(nb, nl);
+        scf::YieldOp::create(nb, nl);
+      });
+    }
+  }
+}
+
+Value KernelEmitter::score(KB &k, ArrayRef<Value> qRegs, Value kk,
+                           Value kGlobal) {
+  int64_t T = plan.cfg.threadsPerRow;
+  // The partial dot product over this thread's elements ...
+  Value s = k.f32(0.0);
+  forEachOwned(k, kBuf, kk, plan.D,
+               [&](int64_t i, Value x) { s = k.fma(qRegs[i], x, s); });
+  // ... summed over the T threads of the row (adjacent lanes).
+  for (int64_t off = 1; off < T; off *= 2)
+    s = k.fadd(s, gpu::ShuffleOp::create(b, loc, s, off, 32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult());
+
+  Value kc = k.min(kGlobal, k.idx(plan.Nk - 1));
+  SmallVector<Value> bhqk = {bi, hi, qClamped, kc};
+  auto loadSide = [&](Value side) -> Value {
+    auto type = cast<MemRefType>(side.getType());
+    SmallVector<Value> indices;
+    for (int64_t i = 0, r = type.getRank(); i < r; ++i)
+      indices.push_back(type.getDimSize(i) == 1 ? k.idx(0)
+                                                : bhqk[4 - r + i]);
+    return memref::LoadOp::create(b, loc, side, indices);
+  };
+  Value keepElem = keep ? loadSide(keep) : Value();
+  Value t;
+  if (plan.foldedScale) {
+    // q already carries scale * log2 e.
+    t = s;
+    Value visible = buildStructuralMaskVisible(b, loc, plan.op, qClamped, kc);
+    if (keepElem)
+      visible =
+          visible ? arith::AndIOp::create(b, loc, visible, keepElem) : keepElem;
+    if (visible)
+      t = k.select(visible, t, k.f32(kNegInf));
+  } else {
+    Value biasElem = bias ? loadSide(bias) : Value();
+    t = buildMaskedScore(b, loc, plan.op, s, bhqk, biasElem, keepElem,
+                         /*applyStructuralMask=*/true);
+    t = k.fmul(t, k.f32(kLog2e));
+  }
+  // Keys past the end of the sequence (the tail of the last block).
+  if (plan.Nk % plan.cfg.blockK != 0)
+    t = k.select(k.ult(kGlobal, k.idx(plan.Nk)), t, k.f32(kNegInf));
+  return t;
+}
+
+void KernelEmitter::emit() {
+  KB k{b, loc};
+  const AttentionKernelOptions &cfg = plan.cfg;
+  int64_t T = cfg.threadsPerRow, BQ = cfg.blockQ, BK = cfg.blockK,
+          C = cfg.chunk;
+  int64_t eq = plan.D / T, ev = plan.Dv / T;
+  Type f32 = b.getF32Type();
+
+  // Coordinates: x walks the query blocks backwards (the longest causal rows
+  // start first), y is (batch, head).
+  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value qb = k.sub(k.idx(plan.numQB - 1), bx);
+  bi = k.divu(by, plan.Hq);
+  hi = k.remu(by, plan.Hq);
+  kvh = k.divu(hi, plan.G);
+  part = k.remu(tid, T);
+  Value q0 = k.mul(qb, k.idx(BQ));
+  qRow = k.add(q0, k.divu(tid, T));
+  qClamped = k.min(qRow, k.idx(plan.Nq - 1));
+
+  // q in registers (f32), pre-scaled when the scale folds.
+  SmallVector<Value> qRegs;
+  {
+    auto in4 = VectorType::get({4}, plan.elementType);
+    Value factor = plan.foldedScale
+                       ? k.f32(plan.op.getScaleOrDefault() * kLog2e)
+                       : Value();
+    for (int64_t g = 0; g < eq / 4; ++g) {
+      Value vec = k.toF32(vector::LoadOp::create(
+          b, loc, in4, q,
+          ValueRange{bi, hi, qClamped, sliceStart(k, part, g, T)},
+          /*nontemporal=*/false, align4(q)));
+      for (int64_t r = 0; r < 4; ++r) {
+        Value x = vector::ExtractOp::create(b, loc, vec, r);
+        qRegs.push_back(factor ? k.fmul(x, factor) : x);
+      }
+    }
+  }
+
+  // Key blocks that the structural mask can show to rows [q0, q0 + bq):
+  // k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
+  Value kbBegin = k.idx(0), kbEnd = k.idx(plan.numKB);
+  {
+    const MaskWindow &w = plan.window;
+    Value bq = k.min(k.idx(BQ), k.sub(k.idx(plan.Nq), q0));
+    if (plan.leftBounded)
+      kbBegin = k.max(kbBegin, k.floorDiv(k.sub(k.add(q0, k.idx(w.offset)),
+                                                k.idx(w.left)),
+                                          BK));
+    if (plan.rightBounded)
+      kbEnd = k.min(kbEnd,
+                    k.add(k.floorDiv(k.add(k.add(q0, bq),
+                                           k.idx(w.offset - 1 + w.right)),
+                                     BK),
+                          k.idx(1)));
+  }
+
+  SmallVector<Value> init = {k.f32(kNegInf), k.f32(0.0)};
+  for (int64_t i = 0; i < ev; ++i)
+    init.push_back(k.f32(0.0));
+
+  auto blockLoop = scf::ForOp::create(
+      b, loc, kbBegin, kbEnd, k.idx(1), init,
+      [&](OpBuilder &lb, Location ll, Value kb, ValueRange blockIter) {
+        KB l{lb, ll};
+        Value k0 = l.mul(kb, l.idx(BK));
+        // The previous block's readers are done; fill this one.
+        gpu::BarrierOp::create(lb, ll);
+        loadBlock(l, key, kBuf, plan.D, k0);
+        loadBlock(l, value, vBuf, plan.Dv, k0);
+        gpu::BarrierOp::create(lb, ll);
+        auto chunkLoop = scf::ForOp::create(
+            lb, ll, l.idx(0), l.idx(BK / C), l.idx(1), blockIter,
+            [&](OpBuilder &cb, Location cl, Value c, ValueRange iter) {
+              KB e{cb, cl};
+              Value m = iter[0], lsum = iter[1];
+              SmallVector<Value> acc(iter.begin() + 2, iter.end());
+              Value kk0 = e.mul(c, e.idx(C));
+              SmallVector<Value> kks, ts;
+              Value mNew = m;
+              for (int64_t j = 0; j < C; ++j) {
+                Value kk = e.add(kk0, e.idx(j));
+                kks.push_back(kk);
+                ts.push_back(score(e, qRegs, kk, e.add(k0, kk)));
+                mNew = e.fmax(mNew, ts.back());
+              }
+              // m'' = safe(m'), alpha = exp2(m - m''), p = exp2(t - m'').
+              Value mSafe = e.safeMax(mNew);
+              Value alpha = e.exp2(e.fsub(m, mSafe));
+              lsum = e.fmul(lsum, alpha);
+              for (Value &a : acc)
+                a = e.fmul(a, alpha);
+              for (int64_t j = 0; j < C; ++j) {
+                Value p = e.exp2(e.fsub(ts[j], mSafe));
+                lsum = e.fadd(lsum, p);
+                // Dropout acts on the normalized probabilities: on P, not l.
+                if (plan.op.getSeed()) {
+                  Value kc = e.min(e.add(k0, kks[j]), e.idx(plan.Nk - 1));
+                  // keep ? p / (1 - dropout_p) : 0, with the kernel's seed.
+                  Value kept = buildDropoutKeep(cb, cl, plan.op, seed,
+                                                {bi, hi, qClamped, kc});
+                  double p0 = plan.op.getDropoutProbability();
+                  p = e.select(kept, e.fmul(p, e.f32(1.0 / (1.0 - p0))),
+                               e.f32(0.0));
+                }
+                forEachOwned(e, vBuf, kks[j], plan.Dv,
+                             [&](int64_t i, Value x) {
+                               acc[i] = e.fma(p, x, acc[i]);
+                             });
+              }
+              SmallVector<Value> yields = {mNew, lsum};
+              yields.append(acc);
+              scf::YieldOp::create(cb, cl, yields);
+            });
+        scf::YieldOp::create(lb, ll, chunkLoop.getResults());
+      });
+
+  // O = (l > 0) ? acc / l : 0, lse = m'' ln 2 + log(l); rows past Nq are not
+  // stored.
+  Value m = blockLoop.getResult(0), lsum = blockLoop.getResult(1);
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                         lsum, k.f32(0.0));
+  Value inv = k.select(positive,
+                       arith::DivFOp::create(b, loc, k.f32(1.0), lsum),
+                       k.f32(0.0));
+  Value rowValid = k.ult(qRow, k.idx(plan.Nq));
+  scf::IfOp::create(b, loc, rowValid, [&](OpBuilder &nb, Location nl) {
+    KB e{nb, nl};
+    auto v4 = VectorType::get({4}, f32);
+    auto o4 = VectorType::get({4}, plan.elementType);
+    for (int64_t g = 0; g < ev / 4; ++g) {
+      SmallVector<Value> elems;
+      for (int64_t r = 0; r < 4; ++r)
+        elems.push_back(e.fmul(blockLoop.getResult(2 + g * 4 + r), inv));
+      Value vec = vector::FromElementsOp::create(nb, nl, v4, elems);
+      if (plan.elementType != f32)
+        vec = arith::TruncFOp::create(nb, nl, o4, vec);
+      vector::StoreOp::create(nb, nl, vec, out,
+                              ValueRange{bi, hi, qRow,
+                                         sliceStart(e, part, g, T)},
+                              /*nontemporal=*/false, align4(out));
+    }
+    Value first = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, part,
+                                        e.idx(0));
+    scf::IfOp::create(nb, nl, first, [&](OpBuilder &fb, Location fl) {
+      KB f{fb, fl};
+      Value rowLse = f.fadd(f.fmul(f.safeMax(m), f.f32(kLn2)),
+                            math::LogOp::create(fb, fl, lsum));
+      memref::StoreOp::create(fb, fl, rowLse, lse, ValueRange{bi, hi, qRow});
+      scf::YieldOp::create(fb, fl);
+    });
+    scf::YieldOp::create(nb, nl);
+  });
+  gpu::ReturnOp::create(b, loc);
+}
+
+MemRefType memrefFor(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+} // namespace
+
+AttentionKernelOptions
+attnfuse::resolveKernelConfig(int64_t headDimQK, int64_t headDimV,
+                              AttentionKernelOptions options) {
+  int64_t d = std::max(headDimQK, headDimV);
+  if (options.threadsPerRow <= 0)
+    options.threadsPerRow = std::clamp<int64_t>(d / 32, 1, 8);
+  if (options.blockQ <= 0)
+    options.blockQ = 128;
+  if (options.blockK <= 0)
+    options.blockK = d <= 64 ? 64 : 32;
+  if (options.chunk <= 0)
+    options.chunk = std::min<int64_t>(16, options.blockK);
+  return options;
+}
+
+LogicalResult attnfuse::convertAttentionToGPU(
+    AttentionOp op, Operation *gpuModuleOp, StringRef kernelName,
+    const AttentionKernelOptions &options) {
+  auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
+      return op.emitOpError("convert-attn-to-gpu needs static shapes");
+  KernelPlan plan;
+  plan.op = op;
+  plan.B = op.getBatchSize();
+  plan.Hq = op.getNumQueryHeads();
+  plan.Hkv = op.getNumKeyValueHeads();
+  plan.Nq = op.getQueryLength();
+  plan.Nk = op.getKeyLength();
+  plan.D = op.getHeadDimQK();
+  plan.Dv = op.getHeadDimV();
+  plan.G = op.getGroupSize();
+  plan.elementType = op.getQueryType().getElementType();
+  plan.cfg = resolveKernelConfig(plan.D, plan.Dv, options);
+  const AttentionKernelOptions &cfg = plan.cfg;
+  int64_t T = cfg.threadsPerRow;
+  if (!plan.elementType.isF16() && !plan.elementType.isBF16() &&
+      !plan.elementType.isF32())
+    return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
+  if (T > 32 || !llvm::isPowerOf2_64(T) || plan.D % (4 * T) != 0 ||
+      plan.Dv % (4 * T) != 0)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: threads-per-row (" << T
+           << ") must be a power of two <= 32 dividing the head dimensions "
+              "into groups of 4";
+  if (cfg.blockK % cfg.chunk != 0 || (cfg.blockQ * T) % 32 != 0 ||
+      cfg.blockQ * T > 1024)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: block-k must be a multiple of chunk and "
+              "block-q * threads-per-row a multiple of 32, at most 1024";
+  plan.threads = cfg.blockQ * T;
+  plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
+  plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
+  plan.window = op.getMaskWindow();
+  plan.leftBounded =
+      plan.window.left != kUnbounded && plan.window.left < plan.Nq + plan.Nk;
+  plan.rightBounded =
+      plan.window.right != kUnbounded && plan.window.right < plan.Nq + plan.Nk;
+  plan.foldedScale = !op.hasScoreMod() && !op.getBias();
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  KB k{b, loc};
+
+  // Host side: operands as buffers, results allocated, the launch.
+  SmallVector<Value> operands;
+  SmallVector<StringRef> names;
+  auto addBuffer = [&](Value tensor, StringRef name) {
+    Value buf = bufferization::ToBufferOp::create(b, loc, memrefFor(tensor),
+                                                  tensor, /*readOnly=*/true);
+    operands.push_back(buf);
+    names.push_back(name);
+  };
+  addBuffer(op.getQuery(), "q");
+  addBuffer(op.getKey(), "k");
+  addBuffer(op.getValue(), "v");
+  if (op.getBias())
+    addBuffer(op.getBias(), "bias");
+  if (op.getKeepMask())
+    addBuffer(op.getKeepMask(), "keep");
+  if (op.getSeed()) {
+    operands.push_back(op.getSeed());
+    names.push_back("seed");
+  }
+  auto outType = memrefFor(op.getOutput());
+  auto lseType = MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type());
+  Value outBuf = memref::AllocOp::create(b, loc, outType);
+  Value lseBuf = memref::AllocOp::create(b, loc, lseType);
+  operands.push_back(outBuf);
+  names.push_back("o");
+  operands.push_back(lseBuf);
+  names.push_back("lse");
+
+  // The kernel.
+  SmallVector<Type> argTypes;
+  for (Value v : operands)
+    argTypes.push_back(v.getType());
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto kBufType = MemRefType::get({cfg.blockK, plan.D}, b.getF32Type(),
+                                  MemRefLayoutAttrInterface(), workgroup);
+  auto vBufType = MemRefType::get({cfg.blockK, plan.Dv}, b.getF32Type(),
+                                  MemRefLayoutAttrInterface(), workgroup);
+  OpBuilder kb = OpBuilder::atBlockEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(
+      kb, loc, kernelName, FunctionType::get(ctx, argTypes, {}),
+      TypeRange{kBufType, vBufType});
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
+  SmallVector<int64_t> grid = {plan.numQB, plan.B * plan.Hq, 1};
+  SmallVector<int64_t> block = {plan.threads, 1, 1};
+  func->setAttr("attn.grid", kb.getDenseI64ArrayAttr(grid));
+  func->setAttr("attn.block", kb.getDenseI64ArrayAttr(block));
+  func->setAttr("attn.args", kb.getStrArrayAttr(names));
+  func->setAttr("attn.config",
+                kb.getDenseI64ArrayAttr({cfg.blockQ, cfg.blockK,
+                                         cfg.threadsPerRow, cfg.chunk}));
+  {
+    OpBuilder fb = OpBuilder::atBlockBegin(&func.getBody().front());
+    KernelEmitter emitter(plan, fb, loc, func.getArguments(),
+                          func.getWorkgroupAttributions()[0],
+                          func.getWorkgroupAttributions()[1]);
+    emitter.emit();
+  }
+
+  auto dim3 = [&](ArrayRef<int64_t> v) {
+    return gpu::KernelDim3{k.idx(v[0]), k.idx(v[1]), k.idx(v[2])};
+  };
+  gpu::LaunchFuncOp::create(b, loc, func, dim3(grid), dim3(block),
+                            /*dynamicSharedMemorySize=*/Value(), operands);
+
+  SmallVector<Value> results;
+  auto toTensor = [&](Value buf, Type type) {
+    return bufferization::ToTensorOp::create(b, loc, type, buf,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  };
+  results.push_back(toTensor(outBuf, op.getOutput().getType()));
+  if (op.getLse())
+    results.push_back(toTensor(lseBuf, op.getLse().getType()));
+  op->replaceAllUsesWith(results);
+  op->erase();
+  return success();
+}
+
+namespace {
+struct ConvertAttnToGPUPass
+    : attnfuse::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
+  /// The kernels end in gpu-module-to-binary: make sure the translations to
+  /// LLVM IR and the NVVM target are known to the context whatever tool runs
+  /// this pass.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerGPUDialectTranslation(registry);
+    registerNVVMDialectTranslation(registry);
+    NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<AttentionOp> ops;
+    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), moduleName);
+    SymbolTable symbols(module);
+    symbols.insert(gpuModule);
+    AttentionKernelOptions options{blockQ, blockK, threadsPerRow, chunk};
+    unsigned n = 0;
+    for (AttentionOp op : ops) {
+      std::string name = (kernelPrefix + "_" + std::to_string(n++));
+      if (failed(convertAttentionToGPU(op, gpuModule, name, options)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
