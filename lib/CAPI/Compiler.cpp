@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "attnfuse-c/Compiler.h"
 
+#include "attnfuse/ExecutionEngine/HostExecution.h"
 #include "attnfuse/InitAll.h"
 #include "attnfuse/Pipelines/Pipelines.h"
 
@@ -190,13 +191,6 @@ void registerPassesOnce() {
   });
 }
 
-void initializeNativeTargetOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
 
 /// Reads the signature of `func` into `c`; false (with an error emitted) if
 /// a type is not supported by the runner.
@@ -243,36 +237,6 @@ bool readSignature(func::FuncOp func, Compilation &c) {
         d = -1;
   }
   return true;
-}
-
-/// The C runner utility `memrefCopy` that lowered memref.copy calls, built in
-/// so that the JIT needs no libmlir_c_runner_utils.so: copies the memref
-/// described by `src` (an unranked descriptor: rank, then a pointer to
-/// {allocated, aligned, offset, sizes[rank], strides[rank]}) into `dst`.
-struct UnrankedDescriptor {
-  int64_t rank;
-  int64_t *ranked;
-};
-void copyMemref(int64_t elementSize, UnrankedDescriptor *src,
-                UnrankedDescriptor *dst) {
-  int64_t rank = src->rank;
-  const int64_t *s = src->ranked, *d = dst->ranked;
-  const char *from = reinterpret_cast<const char *>(s[1]);
-  char *to = reinterpret_cast<char *>(d[1]);
-  int64_t n = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    n *= s[3 + i];
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t fromOffset = s[2], toOffset = d[2];
-    for (int64_t i = rank - 1, rest = e; i >= 0; --i) {
-      int64_t index = rest % s[3 + i];
-      rest /= s[3 + i];
-      fromOffset += index * s[3 + rank + i];
-      toOffset += index * d[3 + rank + i];
-    }
-    std::memcpy(to + toOffset * elementSize, from + fromOffset * elementSize,
-                elementSize);
-  }
 }
 
 void compile(Compilation &c, llvm::StringRef source, const Options &options) {
@@ -356,15 +320,8 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
   llvm::raw_string_ostream(c.ir) << *module;
 
   if (!options.entry.empty()) {
-    initializeNativeTargetOnce();
-    ExecutionEngineOptions engineOptions;
-    std::function<llvm::Error(llvm::Module *)> transformer =
-        makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
-                                  /*targetMachine=*/nullptr);
-    engineOptions.transformer = transformer;
-    engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
     llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-        ExecutionEngine::create(*module, engineOptions);
+        attnfuse::createHostExecutionEngine(*module);
     if (!engine) {
       error("cannot JIT-compile the module (is it lowered to the LLVM "
             "dialect?): " +
@@ -372,22 +329,11 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
       return;
     }
     c.engine = std::move(*engine);
-    c.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap symbols;
-      symbols[interner("memrefCopy")] = {
-          llvm::orc::ExecutorAddr::fromPtr(&copyMemref),
-          llvm::JITSymbolFlags::Exported};
-      return symbols;
-    });
     c.entry = options.entry;
   }
   c.succeeded = true;
 }
 
-/// Number of 64-bit words of a rank-`rank` memref descriptor in the C
-/// interface: {T *allocated; T *aligned; int64_t offset; int64_t sizes[R];
-/// int64_t strides[R];}.
-size_t getDescriptorWords(size_t rank) { return 3 + 2 * rank; }
 
 int64_t getNumElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
@@ -448,7 +394,7 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
   // invokePacked takes the address of each of these.
   size_t resultWords = 0;
   for (const ValueType &result : c.results)
-    resultWords += getDescriptorWords(result.shape.size());
+    resultWords += attnfuse::getMemrefDescriptorWords(result.shape.size());
   std::vector<int64_t> resultStorage(resultWords);
   void *resultsPtr = resultStorage.data();
   std::vector<std::vector<int64_t>> descriptors(args.size());
@@ -462,7 +408,7 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
       continue;
     }
     std::vector<int64_t> &words = descriptors[i];
-    words.resize(getDescriptorWords(arg.rank));
+    words.resize(attnfuse::getMemrefDescriptorWords(arg.rank));
     words[0] = words[1] = reinterpret_cast<intptr_t>(copies[i].data());
     words[2] = 0;
     int64_t stride = 1;
@@ -506,7 +452,7 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
     if (c.ownsResults)
       allocations.insert(reinterpret_cast<void *>(words[0]));
     r.results.push_back(std::move(out));
-    words += getDescriptorWords(rank);
+    words += attnfuse::getMemrefDescriptorWords(rank);
   }
   for (void *allocation : allocations)
     std::free(allocation);

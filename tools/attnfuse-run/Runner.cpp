@@ -1,14 +1,13 @@
 //===- Runner.cpp - compile and execute a function on the CPU -------------===//
 #include "Runner.h"
 
-#include <cstdlib>
+#include "attnfuse/ExecutionEngine/HostExecution.h"
 
 #include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <cstring>
@@ -33,16 +32,12 @@ LogicalResult attnfuse_run::lowerToLLVM(ModuleOp module, StringRef entry,
   return pm.run(module);
 }
 
-/// Returns the number of 64-bit words of a rank-`rank` memref descriptor in
-/// the C interface: `{T *allocated; T *aligned; int64_t offset;
-/// int64_t sizes[R]; int64_t strides[R];}`.
-static size_t getDescriptorWords(int64_t rank) { return 3 + 2 * rank; }
 
 /// Returns the descriptor of the contiguous row-major buffer of `tensor`.
 static SmallVector<int64_t> describe(HostTensor &tensor) {
   ArrayRef<int64_t> shape = tensor.getShape();
   int64_t rank = shape.size();
-  SmallVector<int64_t> words(getDescriptorWords(rank));
+  SmallVector<int64_t> words(attnfuse::getMemrefDescriptorWords(rank));
   words[0] = words[1] = reinterpret_cast<intptr_t>(tensor.data());
   words[2] = 0;
   int64_t stride = 1;
@@ -83,21 +78,8 @@ static llvm::Expected<HostTensor> readResult(const int64_t *words,
 llvm::Expected<SmallVector<HostTensor>>
 attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
                       ArrayRef<HostTensor> inputs) {
-  ExecutionEngineOptions options;
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
-                                /*targetMachine=*/nullptr);
-  options.transformer = transformer;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
-  // MLIR's C runner utilities (memrefCopy for strided copies); the
-  // environment variable ATTNFUSE_C_RUNNER_UTILS overrides the build's path.
-  std::string runnerUtils = ATTNFUSE_C_RUNNER_UTILS;
-  if (const char *path = std::getenv("ATTNFUSE_C_RUNNER_UTILS"))
-    runnerUtils = path;
-  SmallVector<StringRef, 1> sharedLibs = {runnerUtils};
-  options.sharedLibPaths = sharedLibs;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      ExecutionEngine::create(module, options);
+      attnfuse::createHostExecutionEngine(module);
   if (!engine)
     return engine.takeError();
 
@@ -108,7 +90,7 @@ attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
   size_t resultWords = 0;
   for (Type type : signature.getResults())
     resultWords +=
-        getDescriptorWords(cast<RankedTensorType>(type).getRank());
+        attnfuse::getMemrefDescriptorWords(cast<RankedTensorType>(type).getRank());
   SmallVector<int64_t> results(resultWords);
   void *resultsPtr = results.data();
 
@@ -142,7 +124,7 @@ attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
     if (!output)
       return output.takeError();
     outputs.push_back(std::move(*output));
-    words += getDescriptorWords(tensorType.getRank());
+    words += attnfuse::getMemrefDescriptorWords(tensorType.getRank());
   }
   return outputs;
 }
