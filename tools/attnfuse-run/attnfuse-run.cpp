@@ -483,8 +483,6 @@ int main(int argc, char **argv) {
           "attnfuse's pipeline and checks its results\n",
           &llvm::errs()))
     return 2;
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
   // Exit status: 0 when every comparison passes, 1 when one fails, 2 on
   // errors.
   FailureOr<bool> pass = runMain();
