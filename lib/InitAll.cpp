@@ -14,4 +14,5 @@ void attnfuse::registerAllPasses() {
   registerAttnFuseConversionPasses();
   attn::registerAttnTransformsPasses();
   registerAttnFusePipelines();
+  registerAttnFuseGPUPipeline();
 }

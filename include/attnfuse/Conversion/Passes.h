@@ -2,6 +2,7 @@
 #ifndef ATTNFUSE_CONVERSION_PASSES_H
 #define ATTNFUSE_CONVERSION_PASSES_H
 
+#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attnfuse/Conversion/AttnToLinalg/AttnToLinalg.h"
 #include "attnfuse/Conversion/AttnToSCF/AttnToSCF.h"
 #include "mlir/Pass/Pass.h"

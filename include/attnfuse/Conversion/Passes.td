@@ -64,4 +64,48 @@ def ConvertAttnToSCF : Pass<"convert-attn-to-scf"> {
   ];
 }
 
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Generate a fused CUDA FlashAttention forward kernel "
+                "(gpu.func) for every attn.attention";
+  let description = [{
+    Replaces each `attn.attention` (static shapes) by a `gpu.launch_func` of
+    a fused kernel added to a `gpu.module`: a CTA per (query block, batch *
+    head) keeps its Q rows in registers, streams K/V blocks through shared
+    memory (f32), runs the online softmax in the log2 domain (exp2, log2 e
+    folded into the scale) and writes O and lse once. Key blocks that the
+    structural mask hides are not visited; GQA reads K/V head h / G; bias,
+    keep mask, score_mod and dropout use the shared ScoreUtils builders.
+    Products are f32 FMAs (T threads per query row, partial dot products
+    combined with warp shuffles). Options left at 0 take defaults per head
+    dimension. The kernel's arguments: Q, K, V, [bias], [keep], [seed], O,
+    lse. See docs/GPU.md.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "Query rows per CTA (0: 128 for d <= 64, else 64)">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
+           "Keys per shared-memory block (0: 64 for d <= 64, else 32)">,
+    Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
+           "Threads per query row (0: max(1, d / 32))">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
+           "Keys per online-softmax rescaling (0: 16)">,
+    Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
+           "CTAs per SM that register allocation must allow "
+           "(.minnctapersm; negative: ptxas's choice)">,
+    Option<"kernelPrefix", "kernel-prefix", "std::string",
+           /*default=*/"\"attn_fwd\"", "Kernel name prefix">,
+    Option<"moduleName", "module-name", "std::string",
+           /*default=*/"\"attn_kernels\"", "Name of the gpu.module">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // ATTNFUSE_CONVERSION_PASSES_TD

@@ -78,6 +78,10 @@ struct GPUPipelineOptions
                         llvm::cl::desc("Keys per online-softmax rescaling "
                                        "(0: default)"),
                         llvm::cl::init(0)};
+  Option<int64_t> minCtasPerSM{
+      *this, "min-ctas-per-sm",
+      llvm::cl::desc("CTAs per SM that register allocation must allow"),
+      llvm::cl::init(1)};
 };
 
 /// Adds the passes that turn attn.attention into fused CUDA kernels

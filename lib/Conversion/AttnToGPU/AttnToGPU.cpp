@@ -457,7 +457,7 @@ attnfuse::resolveKernelConfig(int64_t headDimQK, int64_t headDimV,
   if (options.threadsPerRow <= 0)
     options.threadsPerRow = std::clamp<int64_t>(d / 32, 1, 8);
   if (options.blockQ <= 0)
-    options.blockQ = 128;
+    options.blockQ = d <= 64 ? 128 : 64;
   if (options.blockK <= 0)
     options.blockK = d <= 64 ? 64 : 32;
   if (options.chunk <= 0)
@@ -500,6 +500,11 @@ LogicalResult attnfuse::convertAttentionToGPU(
     return op.emitOpError()
            << "convert-attn-to-gpu: block-k must be a multiple of chunk and "
               "block-q * threads-per-row a multiple of 32, at most 1024";
+  if (4 * cfg.blockK * (plan.D + plan.Dv) > 48 * 1024)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the f32 K and V blocks ("
+           << 4 * cfg.blockK * (plan.D + plan.Dv)
+           << " bytes) exceed 48 KB of static shared memory; lower block-k";
   plan.threads = cfg.blockQ * T;
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
@@ -562,6 +567,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
       DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
   SmallVector<int64_t> grid = {plan.numQB, plan.B * plan.Hq, 1};
   SmallVector<int64_t> block = {plan.threads, 1, 1};
+  // ptxas otherwise caps registers to fit several CTAs per SM and spills.
+  if (cfg.minCtasPerSM > 0)
+    func->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(cfg.minCtasPerSM));
   func->setAttr("attn.grid", kb.getDenseI64ArrayAttr(grid));
   func->setAttr("attn.block", kb.getDenseI64ArrayAttr(block));
   func->setAttr("attn.args", kb.getStrArrayAttr(names));
@@ -624,7 +632,8 @@ struct ConvertAttnToGPUPass
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), moduleName);
     SymbolTable symbols(module);
     symbols.insert(gpuModule);
-    AttentionKernelOptions options{blockQ, blockK, threadsPerRow, chunk};
+    AttentionKernelOptions options{blockQ, blockK, threadsPerRow, chunk,
+                                   minCtasPerSM};
     unsigned n = 0;
     for (AttentionOp op : ops) {
       std::string name = (kernelPrefix + "_" + std::to_string(n++));

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Forward attention throughput on one GPU: attnfuse against PyTorch's peers.
+
+A script, not a test. For each 'bench' configuration of bench/gpu_configs.py
+(bf16, d in {64, 128}, N in {1k, 4k, 16k}, B*N = 16k tokens, H = 2048/d,
+causal in {0, 1}), compiled beforehand by scripts/build-gpu-artifacts.sh,
+times in one process: attnfuse's kernel (launched through
+python-bindings/attnfuse/cuda_launch.py), torch SDPA with the flash (FA2),
+cudnn and efficient backends, FlexAttention under torch.compile, and naive
+eager PyTorch (matmul, fp32 softmax, matmul; N <= 4096 only: at 16k the
+score matrix takes 17-34 GB). TFLOP/s = 4*B*H*N^2*d (x0.5 causal) / median
+time of CUDA-event-timed runs after warm-up, on fresh random inputs. Every
+output is checked against an fp32 reference on the first (b, h) slice with
+FlashAttention's rule (err <= 2 * err of SDPA-flash + 1e-3) before timing.
+
+usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
+"""
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python-bindings", "attnfuse"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from cuda_launch import AttentionKernel  # noqa: E402
+
+FLEX_BUDGET_S = float(os.environ.get("FLEX_BUDGET_S", "300"))
+
+
+def bench(fn, min_reps=5, max_reps=50, target_s=0.6):
+    """Median milliseconds of fn() over CUDA-event-timed repetitions."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize()
+    est = start.elapsed_time(end)
+    reps = int(min(max_reps, max(min_reps, target_s * 1e3 / max(est, 1e-3))))
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(True), torch.cuda.Event(True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def ref_slice(q, k, v, causal):
+    """fp32 reference of (b, h) = (0, 0)."""
+    qs, ks, vs = (x[0, 0].float() for x in (q, k, v))
+    s = (qs @ ks.T) / math.sqrt(q.shape[-1])
+    if causal:
+        n = s.shape[0]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool,
+                                     device=s.device).triu(1), -math.inf)
+    return torch.softmax(s, -1) @ vs
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out_json = None
+    if "--json" in sys.argv:
+        out_json = sys.argv[sys.argv.index("--json") + 1]
+        args = [a for a in args if a != out_json]
+    art = args[0] if args else os.path.join(ROOT, ".gpu-artifacts")
+    use_flex = "--no-flex" not in sys.argv
+    manifest = json.load(open(os.path.join(art, "manifest.json")))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    flex = create_block_mask = None
+    if use_flex:
+        from torch.nn.attention.flex_attention import (create_block_mask,
+                                                       flex_attention)
+        import torch._dynamo
+        torch._dynamo.config.cache_size_limit = 64
+        flex = torch.compile(flex_attention, dynamic=False)
+    t_start = time.time()
+    rows = []
+    for c in manifest:
+        if c["role"] not in ("bench", "variant"):
+            continue
+        B, H, N, d = c["B"], c["Hq"], c["Nq"], c["D"]
+        causal = c["mask"] == "causal"
+        flops = 4 * B * H * N * N * d * (0.5 if causal else 1.0)
+        q, k, v = (torch.randn(B, H, N, d, device="cuda",
+                               dtype=torch.bfloat16) for _ in range(3))
+        kern = AttentionKernel(os.path.join(art, c["name"] + ".json"))
+        out, lse = kern.output_buffers()
+        ref = ref_slice(q, k, v, causal)
+
+        def sdpa(backend):
+            def f():
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v,
+                                                          is_causal=causal)
+            return f
+
+        def naive():
+            s = (q @ k.transpose(-1, -2)).float() / math.sqrt(d)
+            if causal:
+                s = s.masked_fill(torch.ones(N, N, dtype=torch.bool,
+                                             device="cuda").triu(1), -math.inf)
+            return torch.softmax(s, -1).to(q.dtype) @ v
+
+        impls = {"attnfuse": lambda: kern(q, k, v, out=out, lse=lse)[0],
+                 "flash": sdpa(SDPBackend.FLASH_ATTENTION),
+                 "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+                 "efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
+        if c["role"] == "bench":
+            if use_flex and time.time() - t_start < FLEX_BUDGET_S:
+                bm = (create_block_mask(lambda b, h, qi, ki: qi >= ki, None,
+                                        None, N, N, device="cuda")
+                      if causal else None)
+                impls["flex"] = lambda: flex(q, k, v, block_mask=bm)
+            if N <= 4096:
+                impls["naive"] = naive
+        else:
+            impls = {"attnfuse": impls["attnfuse"]}
+        out.fill_(float("nan"))
+        row = dict(name=c["name"], d=d, N=N, B=B, H=H, causal=int(causal))
+        errs = {}
+        for name, fn in impls.items():
+            try:
+                o = fn()
+                torch.cuda.synchronize()
+                errs[name] = (o[0, 0].float() - ref).abs().max().item()
+                if name == "attnfuse":
+                    row["attnfuse_nan"] = int(torch.isnan(o).sum().item())
+                    row["attnfuse_vs_flash"] = (
+                        o.float() - sdpa(SDPBackend.FLASH_ATTENTION)().float()
+                    ).abs().max().item()
+            except Exception as e:
+                row[name + "_error"] = repr(e)[:200]
+        base = errs.get("flash", 1e-2)
+        for name, fn in impls.items():
+            if name not in errs:
+                continue
+            ok = errs[name] <= 2 * base + 1e-3 and not (
+                name == "attnfuse" and row["attnfuse_nan"])
+            row[name + "_err"] = errs[name]
+            row[name + "_ok"] = ok
+            if not ok:
+                continue
+            try:
+                ms = bench(fn)
+                row[name + "_ms"] = ms
+                row[name] = flops / (ms * 1e-3) / 1e12
+            except Exception as e:
+                row[name + "_error"] = repr(e)[:200]
+        del q, k, v, out, lse
+        torch.cuda.empty_cache()
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    cols = ["attnfuse", "naive", "flash", "cudnn", "efficient", "flex"]
+    print(f"\nGPU: {torch.cuda.get_device_name()}, torch {torch.__version__}; "
+          "bf16 forward TFLOP/s (median of CUDA-event-timed runs)")
+    print("| d | N | B | H | causal | " + " | ".join(cols) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(cols))
+    for r in rows:
+        cells = []
+        for cname in cols:
+            if cname in r:
+                cells.append(f"{r[cname]:.1f}")
+            elif r.get(cname + "_ok") is False:
+                cells.append("WRONG")
+            elif cname + "_error" in r:
+                cells.append("error")
+            else:
+                cells.append("–")
+        label = r["name"].replace("bench_", "")
+        extra = " (min-ctas-per-sm=2)" if "minctas2" in label else ""
+        print(f"| {r['d']} | {r['N']} | {r['B']} | {r['H']} | {r['causal']}"
+              f"{extra} | " + " | ".join(cells) + " |")
+    if out_json:
+        json.dump(rows, open(out_json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Extracts the kernels of an attnfuse-opt output for launching without MLIR.
+
+Reads `stage1` (the output of `--convert-attn-to-gpu`: gpu.func signatures and
+the launch attributes attn.grid/attn.block/attn.args/attn.config) and `final`
+(the output of `--attn-lower-to-nvvm-pipeline`, whose gpu.binary holds PTX for
+format=isa or a cubin for format=bin), writes the binary to OUT.{ptx,cubin}
+and the metadata to OUT.json.
+
+usage: extract_kernels.py STAGE1.mlir FINAL.mlir OUT_PREFIX
+"""
+import json
+import re
+import sys
+
+
+def unescape(text):
+    """MLIR string-literal escapes (\\XX hex, \\n, \\t, \\\\, \\") to bytes."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+            continue
+        n = text[i + 1]
+        if n in "\\\"":
+            out += n.encode()
+            i += 2
+        elif n == "n":
+            out += b"\n"
+            i += 2
+        elif n == "t":
+            out += b"\t"
+            i += 2
+        else:
+            out.append(int(text[i + 1:i + 3], 16))
+            i += 3
+    return bytes(out)
+
+
+def memref_info(t):
+    m = re.fullmatch(r"memref<([0-9x]*)x?([a-z0-9]+)>", t.strip())
+    if not m:
+        return {"type": t.strip()}
+    dims = [int(d) for d in m.group(1).split("x") if d] if m.group(1) else []
+    return {"kind": "memref", "shape": dims, "dtype": m.group(2)}
+
+
+def parse_kernels(stage1):
+    kernels = []
+    for m in re.finditer(
+            r"gpu\.func @(\w+)\((.*?)\)\s*(?:workgroup\((.*?)\))?\s*kernel "
+            r"attributes \{(.*?)\} \{", stage1):
+        name, args, workgroup, attrs = m.groups()
+        arg_types = [a.split(":", 1)[1].strip()
+                     for a in re.split(r",\s*(?=%)", args)]
+        get = lambda key: [int(x) for x in re.search(
+            key + r" = array<i64: ([0-9, ]+)>", attrs).group(1).split(",")]
+        names = re.findall(r'"(\w+)"',
+                           re.search(r"attn.args = \[(.*?)\]", attrs).group(1))
+        smem = 0
+        for t in re.findall(r"memref<([0-9x]+)xf32, #gpu", workgroup or ""):
+            n = 1
+            for d in t.split("x"):
+                n *= int(d)
+            smem += 4 * n
+        args_meta = []
+        for n, t in zip(names, arg_types):
+            info = memref_info(t) if t.startswith("memref") else {
+                "kind": "scalar", "dtype": t}
+            info["name"] = n
+            args_meta.append(info)
+        cfg = get("attn.config")
+        kernels.append({
+            "name": name, "grid": get("attn.grid"), "block": get("attn.block"),
+            "static_shared_bytes": smem, "dynamic_shared_bytes": 0,
+            "args": args_meta,
+            "config": dict(zip(["block_q", "block_k", "threads_per_row",
+                                "chunk"], cfg)),
+        })
+    return kernels
+
+
+def main():
+    stage1, final, prefix = sys.argv[1:4]
+    kernels = parse_kernels(open(stage1).read())
+    text = open(final).read()
+    m = re.search(r'(assembly|bin) = "((?:[^"\\]|\\.)*)"', text)
+    if not m:
+        sys.exit("no gpu.object with assembly/bin found in " + final)
+    kind = "ptx" if m.group(1) == "assembly" else "cubin"
+    data = unescape(m.group(2))
+    with open(prefix + "." + kind, "wb") as f:
+        f.write(data)
+    meta = {"binary": prefix.split("/")[-1] + "." + kind, "format": kind,
+            "kernels": kernels}
+    with open(prefix + ".json", "w") as f:
+        json.dump(meta, f, indent=1)
+    if kind == "ptx" and b".extern .func __nv_" in data:
+        sys.exit("unresolved libdevice call in " + prefix + ".ptx")
+
+
+if __name__ == "__main__":
+    main()

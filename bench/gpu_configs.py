@@ -1,0 +1,123 @@
+"""The attention configurations that attnfuse compiles for the GPU machine.
+
+Shared by scripts/build-gpu-artifacts.sh (which writes one MLIR function per
+configuration with `mlir_for`), test/GPU/check_gpu.py and
+bench/bench_attention.py (which read the same descriptions back from the
+artifacts' manifest). Pure Python: runs where there is no MLIR.
+"""
+
+SOFTCAP = 30.0
+
+
+def cfg(name, dtype="bf16", B=2, Hq=4, Hkv=None, Nq=128, Nk=None, D=64,
+        Dv=None, mask="none", align="top_left", window=None, bias=None,
+        keep=None, score_mod=None, dropout=0.0, role="check", opts=""):
+    return dict(name=name, dtype=dtype, B=B, Hq=Hq, Hkv=Hkv or Hq, Nq=Nq,
+                Nk=Nk or Nq, D=D, Dv=Dv or D, mask=mask, align=align,
+                window=window, bias=bias, keep=keep, score_mod=score_mod,
+                dropout=dropout, role=role, opts=opts)
+
+
+CHECK = [
+    cfg("bf16_d64_plain", Nq=256),
+    cfg("f16_d128_tails", dtype="f16", Nq=113, Nk=203, D=128),
+    cfg("bf16_d128_causal_tl", Nq=257, D=128, mask="causal"),
+    cfg("bf16_d64_causal_br_gqa", Hq=8, Hkv=2, Nq=100, Nk=300,
+        mask="causal", align="bottom_right"),
+    cfg("f16_d64_causal_tl_empty_rows", dtype="f16", Nq=300, Nk=100,
+        mask="causal", align="bottom_right"),
+    cfg("bf16_d128_window", Nq=384, D=128, mask="sliding_window",
+        window=(64, 16)),
+    cfg("bf16_d64_bias_keep", Nq=200, Nk=333, bias=("bf16", "1HQK"),
+        keep="B11K"),
+    cfg("f16_d64_bias_f32_full", dtype="f16", Nq=96, Nk=160,
+        bias=("f32", "BHQK")),
+    cfg("bf16_d64_softcap_causal", Nq=256, mask="causal",
+        score_mod="softcap"),
+    cfg("bf16_d64_dropout", Nq=160, Nk=224, dropout=0.17),
+    cfg("bf16_d128_mqa_causal", Hq=8, Hkv=1, Nq=1024, D=128, mask="causal"),
+    cfg("f32_d64_plain", dtype="f32", Nq=130, Nk=70),
+]
+
+BENCH = []
+for d in (64, 128):
+    for n in (1024, 4096, 16384):
+        for causal in (0, 1):
+            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}", B=16384 // n,
+                             Hq=2048 // d, Nq=n, D=d,
+                             mask="causal" if causal else "none",
+                             role="bench"))
+
+# Register allocation variant: ptxas's own choice (128 registers and a few
+# spills at d = 128, two CTAs per SM) against the default (.minnctapersm 1).
+for n, causal in ((4096, 0), (4096, 1)):
+    BENCH.append(cfg(f"bench_d128_n{n}_c{causal}_minctas2", B=16384 // n,
+                     Hq=16, Nq=n, D=128, mask="causal" if causal else "none",
+                     role="variant", opts="min-ctas-per-sm=2"))
+
+ALL = CHECK + BENCH
+
+
+def side_shape(c, spec):
+    """Shape of a broadcastable side operand written like 'B11K'."""
+    full = dict(B=c["B"], H=c["Hq"], Q=c["Nq"], K=c["Nk"])
+    return [full[ch] if ch in full else 1 for ch in spec]
+
+
+def mlir_for(c):
+    """One func.func @attn with the attn.attention of configuration c."""
+    t = lambda shape, ty: "tensor<" + "x".join(map(str, shape)) + "x" + ty + ">"
+    qt = t([c["B"], c["Hq"], c["Nq"], c["D"]], c["dtype"])
+    kt = t([c["B"], c["Hkv"], c["Nk"], c["D"]], c["dtype"])
+    vt = t([c["B"], c["Hkv"], c["Nk"], c["Dv"]], c["dtype"])
+    ot = t([c["B"], c["Hq"], c["Nq"], c["Dv"]], c["dtype"])
+    lt = t([c["B"], c["Hq"], c["Nq"]], "f32")
+    args = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
+    extra = ""
+    if c["bias"]:
+        bt = t(side_shape(c, c["bias"][1]), c["bias"][0])
+        args.append(f"%bias: {bt}")
+        extra += f" bias(%bias : {bt})"
+    if c["keep"]:
+        mt = t(side_shape(c, c["keep"]), "i1")
+        args.append(f"%keep: {mt}")
+        extra += f" keep(%keep : {mt})"
+    if c["dropout"]:
+        args.append("%seed: i64")
+        extra += " seed(%seed)"
+    attrs = [f"mask = #attn.mask<{c['mask']}>",
+             f"alignment = #attn.alignment<{c['align']}>"]
+    if c["window"]:
+        attrs += [f"window_left = {c['window'][0]}",
+                  f"window_right = {c['window'][1]}"]
+    if c["dropout"]:
+        attrs.append(f"dropout_p = {c['dropout']} : f32")
+    region = ""
+    if c["score_mod"] == "softcap":
+        region = f""" score_mod {{
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %cap = arith.constant {SOFTCAP} : f32
+      %x = arith.divf %s, %cap : f32
+      %th = math.tanh %x : f32
+      %y = arith.mulf %th, %cap : f32
+      attn.yield %y : f32
+    }}"""
+    return f"""func.func @attn({", ".join(args)}) -> ({ot}, {lt}) {{
+  %o, %lse = attn.attention ins(%q, %k, %v : {qt}, {kt}, {vt}){extra}
+      {{{", ".join(attrs)}}}{region} -> {ot}, {lt}
+  return %o, %lse : {ot}, {lt}
+}}
+"""
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+    if sys.argv[1] == "list":
+        print("\n".join(c["name"] for c in ALL))
+    elif sys.argv[1] == "mlir":
+        print(mlir_for(next(c for c in ALL if c["name"] == sys.argv[2])))
+    elif sys.argv[1] == "opts":
+        print(next(c for c in ALL if c["name"] == sys.argv[2])["opts"])
+    elif sys.argv[1] == "manifest":
+        json.dump(ALL, sys.stdout, indent=1)

@@ -1,0 +1,55 @@
+//===- AttnToGPU.h - fused CUDA attention kernels ---------------*- C++ -*-===//
+#ifndef ATTNFUSE_CONVERSION_ATTNTOGPU_ATTNTOGPU_H
+#define ATTNFUSE_CONVERSION_ATTNTOGPU_ATTNTOGPU_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+namespace attnfuse {
+namespace attn {
+class AttentionOp;
+} // namespace attn
+
+/// The configuration of one generated forward kernel. A value of 0 picks the
+/// default for the op's head dimension (see resolveKernelConfig).
+struct AttentionKernelOptions {
+  /// Query rows per CTA.
+  int64_t blockQ = 0;
+  /// Keys per shared-memory K/V block.
+  int64_t blockK = 0;
+  /// Threads cooperating on one query row (each owns Dqk/T elements of Q
+  /// and Dv/T of the output accumulator; partial dot products are combined
+  /// with warp shuffles). A power of two, at most 32.
+  int64_t threadsPerRow = 0;
+  /// Keys whose scores are held in registers between two online-softmax
+  /// rescalings of the accumulator.
+  int64_t chunk = 0;
+  /// CTAs per SM that ptxas must make room for (`.minnctapersm`); 1 lets a
+  /// thread use up to 255 registers. Negative: leave it to ptxas.
+  int64_t minCtasPerSM = 1;
+};
+
+/// Defaults per head dimension, filled into the zero fields of `options`:
+/// 32 elements of Q and of the accumulator per thread (T = max(1, D / 32)),
+/// 128 query rows per CTA for D <= 64 and 64 above (at most 255
+/// registers per thread, no spills), 64 keys per block for D <= 64 and 32 above (so
+/// that the f32 K and V blocks stay within 32 KB of static shared memory),
+/// chunks of 16 keys.
+AttentionKernelOptions resolveKernelConfig(int64_t headDimQK, int64_t headDimV,
+                                           AttentionKernelOptions options);
+
+/// Replaces `op` (static shapes, f16/bf16/f32) by a launch of a fused
+/// FlashAttention forward kernel: a `gpu.func` named `kernelName`, added to
+/// `gpuModule`, and a `gpu.launch_func` at `op`'s position between
+/// `bufferization.to_buffer` of the operands and `bufferization.to_tensor`
+/// of the results. The kernel's arguments are, in order,
+/// Q, K, V, [bias], [keep_mask], [seed], O, lse (memrefs with identity
+/// layouts, the seed an i64); lse is always written.
+mlir::LogicalResult convertAttentionToGPU(attn::AttentionOp op,
+                                    mlir::Operation *gpuModule,
+                                    llvm::StringRef kernelName,
+                                    const AttentionKernelOptions &options);
+
+} // namespace attnfuse
+
+#endif // ATTNFUSE_CONVERSION_ATTNTOGPU_ATTNTOGPU_H

@@ -1,0 +1,87 @@
+//===- GPUPipeline.cpp - attn-lower-to-nvvm-pipeline ----------------------===//
+//
+// attn.attention to a CUDA binary, modeled on upstream's
+// gpu-lower-to-nvvm-pipeline (mlir/lib/Dialect/GPU/Pipelines): the fused
+// kernel (convert-attn-to-gpu), bufferization of the host function, the
+// device module to NVVM with bare-pointer kernel arguments, nvvm-attach-target
+// and gpu-module-to-binary, the host side to LLVM (gpu-to-llvm; running it
+// needs MLIR's CUDA runtime wrappers, which Debian does not ship: the
+// binaries are launched from Python instead, see docs/GPU.md).
+//
+//===----------------------------------------------------------------------===//
+#include "attnfuse/Conversion/Passes.h"
+#include "attnfuse/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
+                                            const GPUPipelineOptions &options) {
+  // The fused kernels and their launches.
+  ConvertAttnToGPUOptions kernel;
+  kernel.blockQ = options.blockQ;
+  kernel.blockK = options.blockK;
+  kernel.threadsPerRow = options.threadsPerRow;
+  kernel.chunk = options.chunk;
+  kernel.minCtasPerSM = options.minCtasPerSM;
+  pm.addPass(createConvertAttnToGPU(kernel));
+  pm.addPass(createCanonicalizerPass());
+
+  // Host tensors to buffers (identity layouts at function boundaries).
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Kernels written as gpu.launch (none from convert-attn-to-gpu, which
+  // emits gpu.func directly) become gpu.func too.
+  pm.addPass(createGpuKernelOutliningPass());
+
+  // Device code to NVVM.
+  pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // Host code to LLVM.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  GpuToLLVMConversionPassOptions host;
+  host.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(host));
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+
+  // Device modules to PTX (isa), cubin (bin) or fatbin.
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void attnfuse::registerAttnFuseGPUPipeline() {
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "attn-lower-to-nvvm-pipeline",
+      "Lower attn.attention to fused CUDA kernels (gpu.binary) and the host "
+      "function to the LLVM dialect",
+      buildAttnLowerToNVVMPipeline);
+}

@@ -1,0 +1,159 @@
+"""Launch attnfuse's compiled CUDA kernels from Python, without MLIR.
+
+scripts/build-gpu-artifacts.sh writes, per attention configuration, a cubin
+and a JSON description (kernel name, grid, block, shared memory, argument
+layout). This module loads the cubin with the CUDA driver API through ctypes
+(libcuda.so.1: cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute,
+cuLaunchKernel) and launches it on PyTorch tensors (their data_ptr) on
+PyTorch's current stream. Kernel arguments follow MLIR's bare-pointer calling
+convention: each memref is one pointer to a contiguous row-major buffer, the
+dropout seed an i64.
+
+    k = AttentionKernel("path/to/config.json")
+    o, lse = k(q, k_, v)                      # plus bias, keep, seed if any
+"""
+import ctypes
+import json
+import os
+
+_TORCH_DTYPES = None
+
+
+def _torch_dtype(name):
+    global _TORCH_DTYPES
+    import torch
+    if _TORCH_DTYPES is None:
+        _TORCH_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16,
+                         "f32": torch.float32, "f64": torch.float64,
+                         "i1": torch.bool}
+    return _TORCH_DTYPES[name]
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+class _Driver:
+    _lib = None
+
+    @classmethod
+    def get(cls):
+        if cls._lib is None:
+            lib = ctypes.CDLL("libcuda.so.1")
+            for fn, args in {
+                "cuInit": [ctypes.c_uint],
+                "cuModuleLoadData": [ctypes.POINTER(ctypes.c_void_p),
+                                     ctypes.c_void_p],
+                "cuModuleGetFunction": [ctypes.POINTER(ctypes.c_void_p),
+                                        ctypes.c_void_p, ctypes.c_char_p],
+                "cuFuncSetAttribute": [ctypes.c_void_p, ctypes.c_int,
+                                       ctypes.c_int],
+                "cuFuncGetAttribute": [ctypes.POINTER(ctypes.c_int),
+                                       ctypes.c_int, ctypes.c_void_p],
+                "cuLaunchKernel": [ctypes.c_void_p] + [ctypes.c_uint] * 6 +
+                                  [ctypes.c_uint, ctypes.c_void_p,
+                                   ctypes.POINTER(ctypes.c_void_p),
+                                   ctypes.POINTER(ctypes.c_void_p)],
+                "cuGetErrorString": [ctypes.c_int,
+                                     ctypes.POINTER(ctypes.c_char_p)],
+            }.items():
+                getattr(lib, fn).argtypes = args
+                getattr(lib, fn).restype = ctypes.c_int
+            cls._lib = lib
+            cls.check(lib.cuInit(0), "cuInit")
+        return cls._lib
+
+    @classmethod
+    def check(cls, status, what):
+        if status != 0:
+            msg = ctypes.c_char_p()
+            cls._lib.cuGetErrorString(status, ctypes.byref(msg))
+            raise CudaError(f"{what} failed: {status} "
+                            f"({msg.value.decode() if msg.value else '?'})")
+
+
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+
+
+class AttentionKernel:
+    """One compiled attn.attention: call it with torch tensors."""
+
+    def __init__(self, json_path, kernel_index=0):
+        import torch
+        torch.cuda.init()  # makes PyTorch's primary context current
+        torch.zeros(1, device="cuda")
+        with open(json_path) as f:
+            self.meta = json.load(f)
+        self.kernel = self.meta["kernels"][kernel_index]
+        binary = os.path.join(os.path.dirname(json_path),
+                              self.meta["binary"].replace(".ptx", ".cubin"))
+        with open(binary, "rb") as f:
+            self._image = f.read()
+        lib = _Driver.get()
+        self._module = ctypes.c_void_p()
+        buf = ctypes.create_string_buffer(self._image, len(self._image))
+        _Driver.check(lib.cuModuleLoadData(ctypes.byref(self._module), buf),
+                      "cuModuleLoadData")
+        self._func = ctypes.c_void_p()
+        _Driver.check(lib.cuModuleGetFunction(
+            ctypes.byref(self._func), self._module,
+            self.kernel["name"].encode()), "cuModuleGetFunction")
+        dyn = self.kernel.get("dynamic_shared_bytes", 0)
+        if dyn > 48 * 1024:
+            _Driver.check(lib.cuFuncSetAttribute(
+                self._func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dyn), "cuFuncSetAttribute")
+        regs = ctypes.c_int()
+        _Driver.check(lib.cuFuncGetAttribute(
+            ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, self._func),
+            "cuFuncGetAttribute")
+        self.num_regs = regs.value
+        self.inputs = [a for a in self.kernel["args"]
+                       if a["name"] not in ("o", "lse")]
+
+    def output_buffers(self, fill=float("nan")):
+        import torch
+        outs = {}
+        for a in self.kernel["args"]:
+            if a["name"] in ("o", "lse"):
+                outs[a["name"]] = torch.full(a["shape"], fill,
+                                             dtype=_torch_dtype(a["dtype"]),
+                                             device="cuda")
+        return outs["o"], outs["lse"]
+
+    def launch(self, *inputs, out=None, lse=None, stream=None):
+        """Launches on (inputs..., out, lse); allocates out/lse when absent.
+        Inputs in the order of the JSON's args (q, k, v, [bias], [keep],
+        [seed]); tensors must be contiguous, on the GPU, of the compiled
+        shapes and dtypes."""
+        import torch
+        if out is None or lse is None:
+            out, lse = self.output_buffers()
+        values = list(inputs) + [out, lse]
+        if len(values) != len(self.kernel["args"]):
+            raise ValueError(f"expected {len(self.kernel['args'])} args")
+        holders = []
+        for a, v in zip(self.kernel["args"], values):
+            if a["kind"] == "memref":
+                if (list(v.shape) != a["shape"] or not v.is_contiguous()
+                        or v.dtype != _torch_dtype(a["dtype"]) or not v.is_cuda):
+                    raise ValueError(
+                        f"argument {a['name']}: expected contiguous "
+                        f"{a['dtype']} {a['shape']} on the GPU, got "
+                        f"{v.dtype} {list(v.shape)}")
+                holders.append(ctypes.c_void_p(v.data_ptr()))
+            else:
+                holders.append(ctypes.c_int64(int(v)))
+        params = (ctypes.c_void_p * len(holders))(
+            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        if stream is None:
+            stream = torch.cuda.current_stream().cuda_stream
+        g, b = self.kernel["grid"], self.kernel["block"]
+        _Driver.check(_Driver.get().cuLaunchKernel(
+            self._func, g[0], g[1], g[2], b[0], b[1], b[2],
+            self.kernel.get("dynamic_shared_bytes", 0),
+            ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
+        return out, lse
+
+    __call__ = launch

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Checks attnfuse's CUDA attention kernels on a GPU (run on the GPU machine).
+
+For every 'check' configuration of bench/gpu_configs.py, compiled beforehand by
+scripts/build-gpu-artifacts.sh into ARTIFACTS (default .gpu-artifacts), draws
+fresh random inputs, poisons the outputs with NaN, launches the kernel through
+python-bindings/attnfuse/cuda_launch.py and compares with an fp64 evaluation of
+attn.attention's definition (test/lib/reference.py's semantics) using
+FlashAttention's rule: max|O - ref| <= 2 * max|O_naive - ref| + 1e-4, where
+O_naive is the same definition evaluated in the input dtype by PyTorch; lse
+within 1e-3 of the fp64 value (-inf exactly where every key is hidden); no
+element left unwritten. Dropout also checks the kept fraction.
+
+usage: check_gpu.py [ARTIFACTS] [--json OUT]
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python-bindings", "attnfuse"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from cuda_launch import AttentionKernel  # noqa: E402
+import gpu_configs  # noqa: E402
+
+DT = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
+PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
+MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def philox_word0(seed, b, h, q, k):
+    """Philox4x32-10, counter (k, q, h, b), key (seed lo, seed hi); word 0
+    (the same as test/lib/reference.py)."""
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) & MASK32
+                      for x in (k, q, h, b))
+    c0, c1, c2, c3 = np.broadcast_arrays(c0, c1, c2, c3)
+    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
+    for rnd in range(10):
+        if rnd:
+            k0 = (k0 + PHILOX_W0) & 0xFFFFFFFF
+            k1 = (k1 + PHILOX_W1) & 0xFFFFFFFF
+        p0 = np.uint64(PHILOX_M0) * c0
+        p1 = np.uint64(PHILOX_M1) * c2
+        hi0, lo0 = p0 >> np.uint64(32), p0 & MASK32
+        hi1, lo1 = p1 >> np.uint64(32), p1 & MASK32
+        c0, c1, c2, c3 = (hi1 ^ c1 ^ np.uint64(k0), lo1,
+                          hi0 ^ c3 ^ np.uint64(k1), lo0)
+    return c0
+
+
+def dropout_keep(seed, p, shape):
+    b, h, q, k = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
+    threshold = np.uint64(math.floor(p * 4294967296.0))
+    return torch.from_numpy(philox_word0(seed, b, h, q, k) >= threshold)
+
+
+def structural_visible(c):
+    Nq, Nk = c["Nq"], c["Nk"]
+    off = Nk - Nq if c["align"] == "bottom_right" else 0
+    if c["mask"] == "none":
+        return None
+    left, right = (math.inf, 0) if c["mask"] == "causal" else c["window"]
+    d = (torch.arange(Nk)[None, :] - (torch.arange(Nq)[:, None] + off)).double()
+    return (d >= -left) & (d <= right)
+
+
+def reference(c, q, k, v, bias, keep, dkeep, dtype):
+    """attn.attention's definition evaluated in `dtype` (f64 or the input
+    dtype): returns (O, lse)."""
+    G = c["Hq"] // c["Hkv"]
+    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+    k = k.repeat_interleave(G, dim=1)
+    v = v.repeat_interleave(G, dim=1)
+    scale = 1.0 / math.sqrt(c["D"])
+    s = (q @ k.transpose(-1, -2)) * scale
+    if c["score_mod"] == "softcap":
+        s = torch.tanh(s / gpu_configs.SOFTCAP) * gpu_configs.SOFTCAP
+    if bias is not None:
+        s = s + bias.to(dtype)
+    vis = structural_visible(c)
+    hide = torch.zeros(s.shape, dtype=torch.bool, device=s.device)
+    if vis is not None:
+        hide |= ~vis.to(s.device)
+    if keep is not None:
+        hide |= ~keep
+    s = s.masked_fill(hide, -math.inf)
+    m = s.amax(-1, keepdim=True)
+    m = torch.where(m == -math.inf, torch.zeros_like(m), m)
+    e = torch.exp(s - m)
+    l = e.sum(-1, keepdim=True)
+    p = torch.where(l > 0, e / l, torch.zeros_like(e))
+    if dkeep is not None:
+        p = torch.where(dkeep, p / (1 - c["dropout"]), torch.zeros_like(p))
+    o = p @ v
+    lse = (m + torch.log(l)).squeeze(-1)
+    return o, lse
+
+
+def run_config(c, art, gen):
+    dev = "cuda"
+    dt = DT[c["dtype"]]
+    kern = AttentionKernel(os.path.join(art, c["name"] + ".json"))
+    B, Hq, Hkv, Nq, Nk, D, Dv = (c[x] for x in
+                                 ("B", "Hq", "Hkv", "Nq", "Nk", "D", "Dv"))
+    q = torch.randn(B, Hq, Nq, D, generator=gen, device=dev).to(dt)
+    k = torch.randn(B, Hkv, Nk, D, generator=gen, device=dev).to(dt)
+    v = torch.randn(B, Hkv, Nk, Dv, generator=gen, device=dev).to(dt)
+    inputs = [q, k, v]
+    bias = keep = dkeep = None
+    if c["bias"]:
+        bias = torch.randn(gpu_configs.side_shape(c, c["bias"][1]),
+                           generator=gen, device=dev).to(DT[c["bias"][0]])
+        inputs.append(bias)
+    if c["keep"]:
+        keep = torch.rand(gpu_configs.side_shape(c, c["keep"]),
+                          generator=gen, device=dev) < 0.8
+        inputs.append(keep.contiguous())
+    seed = None
+    if c["dropout"]:
+        seed = int(torch.randint(0, 2**62, (1,), generator=gen,
+                                 device=dev).item())
+        inputs.append(seed)
+        dkeep = dropout_keep(seed, c["dropout"], (B, Hq, Nq, Nk)).to(dev)
+    out, lse = kern.output_buffers(fill=float("nan"))
+    kern(*inputs, out=out, lse=lse)
+    torch.cuda.synchronize()
+    ref_o, ref_lse = reference(c, q, k, v, bias, keep, dkeep, torch.float64)
+    naive_o, _ = reference(c, q, k, v, bias, keep, dkeep, dt)
+    err = (out.double() - ref_o).abs().max().item()
+    err_naive = (naive_o.double() - ref_o).abs().max().item()
+    tol = 2 * err_naive + 1e-4
+    unwritten = int(torch.isnan(out).sum().item() + torch.isnan(lse).sum().item())
+    empty = ref_lse == -math.inf
+    lse_ok = bool(torch.equal(lse.double()[empty], ref_lse[empty]))
+    finite = ~empty
+    lse_err = ((lse.double()[finite] - ref_lse[finite]).abs().max().item()
+               if finite.any() else 0.0)
+    ok = err <= tol and unwritten == 0 and lse_ok and lse_err <= 1e-3
+    res = dict(name=c["name"], err=err, err_naive=err_naive, tol=tol,
+               lse_err=lse_err, empty_rows=int(empty.sum().item()),
+               unwritten=unwritten, regs=kern.num_regs, ok=ok)
+    if dkeep is not None:
+        res["kept_fraction"] = dkeep.double().mean().item()
+        res["ok"] = ok and abs(res["kept_fraction"] - (1 - c["dropout"])) < 0.01
+    return res
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    art = args[0] if args else os.path.join(ROOT, ".gpu-artifacts")
+    out_json = None
+    if "--json" in sys.argv:
+        out_json = sys.argv[sys.argv.index("--json") + 1]
+        args = [a for a in args if a != out_json]
+    manifest = json.load(open(os.path.join(art, "manifest.json")))
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    results = []
+    for c in manifest:
+        if c["role"] != "check":
+            continue
+        try:
+            r = run_config(c, art, gen)
+        except Exception as e:  # report and go on
+            r = dict(name=c["name"], ok=False, error=repr(e))
+        results.append(r)
+        print(json.dumps(r), flush=True)
+    print(f"\n{'config':34} {'max|O-ref|':>11} {'2x naive+1e-4':>13} "
+          f"{'lse err':>9} {'regs':>4}  result")
+    for r in results:
+        if "error" in r:
+            print(f"{r['name']:34} ERROR {r['error']}")
+            continue
+        print(f"{r['name']:34} {r['err']:11.2e} {r['tol']:13.2e} "
+              f"{r['lse_err']:9.1e} {r['regs']:4}  {'PASS' if r['ok'] else 'FAIL'}")
+    n_ok = sum(r["ok"] for r in results)
+    print(f"{n_ok}/{len(results)} configurations pass")
+    if out_json:
+        json.dump(results, open(out_json, "w"), indent=1)
+    return 0 if n_ok == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
