@@ -11,7 +11,8 @@ eager PyTorch (matmul, fp32 softmax, matmul; N <= 4096 only: at 16k the
 score matrix takes 17-34 GB). TFLOP/s = 4*B*H*N^2*d (x0.5 causal) / median
 time of CUDA-event-timed runs after warm-up, on fresh random inputs. Every
 output is checked against an fp32 reference on the first (b, h) slice with
-FlashAttention's rule (err <= 2 * err of SDPA-flash + 1e-3) before timing.
+FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
+where naive is not run, + 1e-3) before timing.
 
 usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
 """
@@ -82,8 +83,8 @@ def main():
     if use_flex:
         from torch.nn.attention.flex_attention import (create_block_mask,
                                                        flex_attention)
-        import torch._dynamo
-        torch._dynamo.config.cache_size_limit = 64
+        from torch import _dynamo
+        _dynamo.config.cache_size_limit = 64
         flex = torch.compile(flex_attention, dynamic=False)
     t_start = time.time()
     rows = []
@@ -142,7 +143,9 @@ def main():
                     ).abs().max().item()
             except Exception as e:
                 row[name + "_error"] = repr(e)[:200]
-        base = errs.get("flash", 1e-2)
+        # FlashAttention's rule: the error of the same-dtype naive
+        # computation (SDPA-flash's where naive is not run) sets the bar.
+        base = errs.get("naive", errs.get("flash", 1e-2))
         for name, fn in impls.items():
             if name not in errs:
                 continue
