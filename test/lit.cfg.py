@@ -38,3 +38,9 @@ if config.enable_cuda and shutil.which("nvidia-smi"):
             config.available_features.add("cuda")
     except Exception:
         pass
+
+# ptxas (CUDA toolkit) assembles generated PTX in compile-only GPU tests.
+_ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.exists(_ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))

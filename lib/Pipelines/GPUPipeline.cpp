@@ -19,8 +19,26 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 
 using namespace mlir;
+
+/// The CUDA toolkit whose libdevice resolves the math functions (__nv_*)
+/// of the kernels: the option, else $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, else
+/// /usr/local/cuda. Without libdevice they would stay unresolved calls in the
+/// PTX, silently.
+static std::string findCudaToolkit(const std::string &option) {
+  if (!option.empty())
+    return option;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
+      if (!v->empty())
+        return *v;
+  if (llvm::sys::fs::exists("/usr/local/cuda/nvvm/libdevice"))
+    return "/usr/local/cuda";
+  return "";
+}
 
 void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
                                             const GPUPipelineOptions &options) {
@@ -75,6 +93,7 @@ void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
   // Device modules to PTX (isa), cubin (bin) or fatbin.
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
+  binary.toolkitPath = findCudaToolkit(options.cudaPath);
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

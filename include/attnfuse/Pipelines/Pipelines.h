@@ -78,6 +78,11 @@ struct GPUPipelineOptions
                         llvm::cl::desc("Keys per online-softmax rescaling "
                                        "(0: default)"),
                         llvm::cl::init(0)};
+  Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
+                     "$CUDA_PATH, $CUDA_ROOT or /usr/local/cuda"),
+      llvm::cl::init("")};
   Option<int64_t> minCtasPerSM{
       *this, "min-ctas-per-sm",
       llvm::cl::desc("CTAs per SM that register allocation must allow"),
