@@ -14,6 +14,11 @@ namespace attnfuse {
 /// Registers the attn dialect.
 void registerAllDialects(mlir::DialectRegistry &registry);
 
+/// Registers the attn dialect and the upstream dialects, interface
+/// implementations and LLVM IR translations that attnfuse's inputs and
+/// pipelines use (not all of MLIR): what a tool that only runs attnfuse needs.
+void registerPipelineDialects(mlir::DialectRegistry &registry);
+
 /// Registers attnfuse's passes and pipelines with the global registry.
 void registerAllPasses();
 

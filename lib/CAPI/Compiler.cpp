@@ -23,14 +23,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
@@ -186,7 +182,9 @@ AttnfuseDiagnosticSeverity convert(DiagnosticSeverity severity) {
 void registerPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    mlir::registerAllPasses();
+    // attnfuse's passes and MLIR's generic transforms (canonicalize, cse,
+    // ...): what a textual attnfuse pipeline names.
+    mlir::registerTransformsPasses();
     attnfuse::registerAllPasses();
   });
 }
@@ -241,11 +239,7 @@ bool readSignature(func::FuncOp func, Compilation &c) {
 
 void compile(Compilation &c, llvm::StringRef source, const Options &options) {
   DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  attnfuse::registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
+  attnfuse::registerPipelineDialects(registry);
   // One thread: diagnostics then come in a deterministic order.
   c.context = std::make_unique<MLIRContext>(registry,
                                             MLIRContext::Threading::DISABLED);
