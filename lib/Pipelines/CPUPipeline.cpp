@@ -40,6 +40,8 @@ void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createConvertAttnToSCF(
         ConvertAttnToSCFOptions{options.blockQ, options.blockK}));
   }
+  // Aggregates the raising did not absorb (or the naive pipeline keeps).
+  pm.addPass(attn::createAttnDecomposeAggregates());
   pm.addPass(createCanonicalizerPass());
 
   // Tensors to buffers, with identity layouts at function boundaries.

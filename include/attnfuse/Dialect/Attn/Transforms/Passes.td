@@ -35,4 +35,21 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
   ];
 }
 
+def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
+  let summary = "Decompose linalg aggregate ops (linalg.softmax) into "
+                "linalg.generic ops";
+  let description = [{
+    Rewrites every op implementing linalg's AggregatedOpInterface (today
+    `linalg.softmax`) with its own decomposition (max, subtract and exp, sum,
+    divide), so that attnfuse's pipelines can lower and execute graphs that a
+    chain left unfused, or the naive pipeline, still holds them in.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTNFUSE_DIALECT_ATTN_TRANSFORMS_PASSES_TD
