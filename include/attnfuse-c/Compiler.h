@@ -10,11 +10,9 @@
 |* Strings returned as MlirStringRef are owned by the object they come from   *|
 |* and are not null-terminated.                                               *|
 |*                                                                            *|
-|* Planned (GPU issue): a target option (`attnfuseCompileOptionsSetTarget`),  *|
-|* and accessors on AttnfuseCompilation for the kernel binaries and their     *|
-|* launch metadata (grid, block, shared memory, argument layout). They will   *|
-|* be added as new functions on the same opaque objects; nothing here will   *|
-|* change.                                                                    *|
+|* With the CUDA target, the compilation holds the kernels of the module:     *|
+|* each one's binary (cubin) and launch metadata (grid, block, dynamic shared *|
+|* memory, argument types).                                                   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 #ifndef ATTNFUSE_C_COMPILER_H
@@ -127,6 +125,19 @@ attnfuseCompileOptionsSetSourceName(AttnfuseCompileOptions options,
 /// Parses `source` (an MLIR module in textual form) and runs the
 /// pipeline of `options` (null: the defaults) on it. Never fails to return an
 /// object: check attnfuseCompilationSucceeded and read the diagnostics.
+/// Where the compiled code runs.
+typedef enum {
+  AttnfuseTargetCPU = 0,  ///< attn-lower-to-cpu-pipeline (the default).
+  AttnfuseTargetCUDA = 1, ///< attn-lower-to-nvvm-pipeline, cubins inside.
+} AttnfuseTarget;
+
+/// Selects the target; `chip` names the GPU architecture for CUDA (e.g.
+/// "sm_90a", "sm_80"; empty: sm_90a). The CUDA target needs ptxas (the CUDA
+/// toolkit) where compilation runs, not a GPU.
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetTarget(AttnfuseCompileOptions options,
+                                AttnfuseTarget target, MlirStringRef chip);
+
 MLIR_CAPI_EXPORTED AttnfuseCompilation
 attnfuseCompile(MlirStringRef source, AttnfuseCompileOptions options);
 
@@ -177,6 +188,26 @@ attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
 /// compiled code may write its arguments) and collects its results. Checks
 /// the number, element types and shapes of `args` against the signature;
 /// a mismatch gives a failed run with an error message, not a call.
+/// A GPU kernel of a CUDA compilation and how the host code launches it.
+/// Grid and block sizes are -1 where they are not compile-time constants.
+typedef struct {
+  MlirStringRef name;    ///< the kernel's symbol in the binary
+  MlirStringRef binary;  ///< the cubin (ELF), to cuModuleLoadData
+  int64_t grid[3];
+  int64_t block[3];
+  int64_t dynamicSharedMemoryBytes;
+  intptr_t numArguments; ///< in order; see ...GetKernelArgumentType
+} AttnfuseKernel;
+
+MLIR_CAPI_EXPORTED intptr_t
+attnfuseCompilationGetNumKernels(AttnfuseCompilation compilation);
+MLIR_CAPI_EXPORTED AttnfuseKernel
+attnfuseCompilationGetKernel(AttnfuseCompilation compilation, intptr_t pos);
+/// The LLVM type of a kernel argument ("ptr" for a tensor's base pointer, as
+/// the pipeline passes memrefs bare; "i64", "f32", ... for scalars).
+MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelArgumentType(
+    AttnfuseCompilation compilation, intptr_t kernel, intptr_t argument);
+
 MLIR_CAPI_EXPORTED AttnfuseRun attnfuseCompilationRun(
     AttnfuseCompilation compilation, intptr_t numArgs,
     const AttnfuseTensor *args);

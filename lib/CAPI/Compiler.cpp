@@ -17,6 +17,8 @@
 #include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -45,6 +47,8 @@ using namespace mlir;
 namespace {
 
 struct Options {
+  AttnfuseTarget target = AttnfuseTargetCPU;
+  std::string chip;
   std::string pipeline;
   bool naive = false;
   int64_t blockQ = 64;
@@ -66,9 +70,17 @@ struct ValueType {
   bool scalar;
 };
 
+/// A kernel of a CUDA compilation, its bytes owned here.
+struct Kernel {
+  std::string name, binary;
+  int64_t grid[3], block[3], dynamicSharedMemoryBytes;
+  std::vector<std::string> argumentTypes;
+};
+
 struct Compilation {
   bool succeeded = false;
   std::string ir;
+  std::vector<Kernel> kernels;
   std::vector<StoredDiagnostic> diagnostics;
   std::vector<ValueType> inputs, results;
   std::string entry;
@@ -237,6 +249,45 @@ bool readSignature(func::FuncOp func, Compilation &c) {
   return true;
 }
 
+/// Records every gpu.launch_func of `module` with the cubin of its
+/// gpu.binary and its constant launch configuration.
+void collectKernels(ModuleOp module, Compilation &c) {
+  module.walk([&](gpu::LaunchFuncOp launch) {
+    auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
+        launch, launch.getKernelModuleName());
+    if (!binary || binary.getObjects().empty())
+      return;
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    Kernel kernel;
+    kernel.name = launch.getKernelName().str();
+    kernel.binary = object.getObject().getValue().str();
+    auto constant = [](Value v) -> int64_t {
+      APInt value;
+      return v && matchPattern(v, m_ConstantInt(&value)) ? value.getSExtValue()
+                                                        : -1;
+    };
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    Value gridDims[] = {grid.x, grid.y, grid.z};
+    Value blockDims[] = {block.x, block.y, block.z};
+    for (int i = 0; i < 3; ++i) {
+      kernel.grid[i] = constant(gridDims[i]);
+      kernel.block[i] = constant(blockDims[i]);
+    }
+    Value smem = launch.getDynamicSharedMemorySize();
+    kernel.dynamicSharedMemoryBytes = smem ? constant(smem) : 0;
+    for (Value arg : launch.getKernelOperands()) {
+      std::string type;
+      llvm::raw_string_ostream(type) << arg.getType();
+      // "!llvm.ptr" -> "ptr"; builtin types print plainly ("i64", "f32").
+      if (llvm::StringRef(type).starts_with("!llvm."))
+        type = type.substr(strlen("!llvm."));
+      kernel.argumentTypes.push_back(type);
+    }
+    c.kernels.push_back(std::move(kernel));
+  });
+}
+
 void compile(Compilation &c, llvm::StringRef source, const Options &options) {
   DialectRegistry registry;
   attnfuse::registerPipelineDialects(registry);
@@ -282,7 +333,13 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
 
   PassManager pm(&ctx, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
-  if (options.pipeline.empty()) {
+  if (options.pipeline.empty() && options.target == AttnfuseTargetCUDA) {
+    attnfuse::GPUPipelineOptions pipelineOptions;
+    if (!options.chip.empty())
+      pipelineOptions.chip = options.chip;
+    pipelineOptions.format = "bin";
+    attnfuse::buildAttnLowerToNVVMPipeline(pm, pipelineOptions);
+  } else if (options.pipeline.empty()) {
     attnfuse::CPUPipelineOptions pipelineOptions;
     pipelineOptions.naive = options.naive;
     pipelineOptions.blockQ = options.blockQ;
@@ -312,6 +369,7 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     return;
 
   llvm::raw_string_ostream(c.ir) << *module;
+  collectKernels(*module, c);
 
   if (!options.entry.empty()) {
     llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
@@ -501,6 +559,12 @@ void attnfuseCompileOptionsSetBlockSizes(AttnfuseCompileOptions options,
   unwrap(options)->blockQ = blockQ;
   unwrap(options)->blockK = blockK;
 }
+void attnfuseCompileOptionsSetTarget(AttnfuseCompileOptions options,
+                                     AttnfuseTarget target,
+                                     MlirStringRef chip) {
+  unwrap(options)->target = target;
+  unwrap(options)->chip = toString(chip);
+}
 void attnfuseCompileOptionsSetEntry(AttnfuseCompileOptions options,
                                     MlirStringRef entry) {
   unwrap(options)->entry = toString(entry);
@@ -534,6 +598,28 @@ bool attnfuseCompilationSucceeded(AttnfuseCompilation compilation) {
 }
 MlirStringRef attnfuseCompilationGetIR(AttnfuseCompilation compilation) {
   return toRef(unwrap(compilation)->ir);
+}
+intptr_t attnfuseCompilationGetNumKernels(AttnfuseCompilation compilation) {
+  return unwrap(compilation)->kernels.size();
+}
+AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
+                                            intptr_t pos) {
+  const Kernel &k = unwrap(compilation)->kernels[pos];
+  AttnfuseKernel result;
+  result.name = toRef(k.name);
+  result.binary = toRef(k.binary);
+  for (int i = 0; i < 3; ++i) {
+    result.grid[i] = k.grid[i];
+    result.block[i] = k.block[i];
+  }
+  result.dynamicSharedMemoryBytes = k.dynamicSharedMemoryBytes;
+  result.numArguments = k.argumentTypes.size();
+  return result;
+}
+MlirStringRef
+attnfuseCompilationGetKernelArgumentType(AttnfuseCompilation compilation,
+                                         intptr_t kernel, intptr_t argument) {
+  return toRef(unwrap(compilation)->kernels[kernel].argumentTypes[argument]);
 }
 intptr_t
 attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation) {

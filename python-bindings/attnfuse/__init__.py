@@ -19,7 +19,7 @@ from typing import List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["compile", "jit", "run", "CompileResult", "Executable",
+__all__ = ["compile", "jit", "run", "CompileResult", "Executable", "Kernel",
            "Diagnostic", "CompileError", "RunError", "library_path"]
 
 
@@ -53,6 +53,13 @@ class _Tensor(ctypes.Structure):
     _fields_ = [("elementType", ctypes.c_int), ("rank", ctypes.c_ssize_t),
                 ("shape", ctypes.POINTER(ctypes.c_int64)),
                 ("data", ctypes.c_void_p)]
+
+
+class _Kernel(ctypes.Structure):
+    _fields_ = [("name", _StringRef), ("binary", _StringRef),
+                ("grid", ctypes.c_int64 * 3), ("block", ctypes.c_int64 * 3),
+                ("dynamicSharedMemoryBytes", ctypes.c_int64),
+                ("numArguments", ctypes.c_ssize_t)]
 
 
 class _Handle(ctypes.Structure):
@@ -94,12 +101,20 @@ _optionsSetNaive = _declare("attnfuseCompileOptionsSetNaive", None, _H, _b)
 _optionsSetBlockSizes = _declare("attnfuseCompileOptionsSetBlockSizes", None,
                                  _H, ctypes.c_int64, ctypes.c_int64)
 _optionsSetEntry = _declare("attnfuseCompileOptionsSetEntry", None, _H, _S)
+_optionsSetTarget = _declare("attnfuseCompileOptionsSetTarget", None, _H,
+                             ctypes.c_int, _S)
 _optionsSetSourceName = _declare("attnfuseCompileOptionsSetSourceName", None,
                                  _H, _S)
 _compile = _declare("attnfuseCompile", _H, _S, _H)
 _compilationDestroy = _declare("attnfuseCompilationDestroy", None, _H)
 _compilationSucceeded = _declare("attnfuseCompilationSucceeded", _b, _H)
 _compilationGetIR = _declare("attnfuseCompilationGetIR", _S, _H)
+_compilationGetNumKernels = _declare("attnfuseCompilationGetNumKernels", _i,
+                                     _H)
+_compilationGetKernel = _declare("attnfuseCompilationGetKernel", _Kernel, _H,
+                                 _i)
+_compilationGetKernelArgumentType = _declare(
+    "attnfuseCompilationGetKernelArgumentType", _S, _H, _i, _i)
 _compilationGetNumDiagnostics = _declare(
     "attnfuseCompilationGetNumDiagnostics", _i, _H)
 _compilationGetDiagnostic = _declare("attnfuseCompilationGetDiagnostic",
@@ -195,12 +210,36 @@ class RunError(Exception):
     """A call of a compiled function was rejected or failed."""
 
 
-class CompileResult:
-    """The IR after the pipeline and the diagnostics emitted on the way."""
+class Kernel:
+    """A GPU kernel of a CUDA compilation: its cubin and how to launch it.
+    `argument_types` are LLVM types in order: "ptr" for a tensor's base
+    address (memrefs are passed bare), "i64", "f32", ... for scalars.
+    attnfuse.cuda_launch.launch() runs it on torch tensors."""
 
-    def __init__(self, ir: str, diagnostics: List[Diagnostic]):
+    def __init__(self, name, binary, grid, block, dynamic_shared_memory_bytes,
+                 argument_types):
+        self.name = name
+        self.binary = binary
+        self.grid = grid
+        self.block = block
+        self.dynamic_shared_memory_bytes = dynamic_shared_memory_bytes
+        self.argument_types = argument_types
+
+    def __repr__(self) -> str:
+        return ("Kernel(%s, %d bytes, grid=%s, block=%s, smem=%d, args=%s)" %
+                (self.name, len(self.binary), self.grid, self.block,
+                 self.dynamic_shared_memory_bytes, self.argument_types))
+
+
+class CompileResult:
+    """The IR after the pipeline, the diagnostics emitted on the way, and
+    (CUDA target) the kernels."""
+
+    def __init__(self, ir: str, diagnostics: List[Diagnostic],
+                 kernels: Optional[List[Kernel]] = None):
         self.ir = ir
         self.diagnostics = diagnostics
+        self.kernels = kernels or []
 
     @property
     def remarks(self) -> List[Diagnostic]:
@@ -210,9 +249,24 @@ class CompileResult:
         return self.ir
 
 
+def _kernels(handle) -> List[Kernel]:
+    kernels = []
+    for i in range(_compilationGetNumKernels(handle)):
+        k = _compilationGetKernel(handle, i)
+        kernels.append(Kernel(
+            str(k.name), ctypes.string_at(k.binary.data, k.binary.length),
+            tuple(k.grid), tuple(k.block), int(k.dynamicSharedMemoryBytes),
+            [str(_compilationGetKernelArgumentType(handle, i, a))
+             for a in range(k.numArguments)]))
+    return kernels
+
+
+_TARGETS = {"cpu": 0, "cuda": 1}
+
+
 def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
                     block_q: int, block_k: int, entry: Optional[str],
-                    source_name: str):
+                    source_name: str, target: str = "cpu", chip: str = ""):
     if not isinstance(source, str):
         raise TypeError("source must be MLIR text (str), got %s" %
                         type(source).__name__)
@@ -225,6 +279,10 @@ def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
         if entry:
             _optionsSetEntry(options, _S.make(entry))
         _optionsSetSourceName(options, _S.make(source_name))
+        if target not in _TARGETS:
+            raise ValueError("target must be one of %s, got %r" %
+                             (sorted(_TARGETS), target))
+        _optionsSetTarget(options, _TARGETS[target], _S.make(chip))
         handle = _compile(_S.make(source), options)
     finally:
         _optionsDestroy(options)
@@ -236,18 +294,22 @@ def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
     if not _compilationSucceeded(handle):
         _compilationDestroy(handle)
         raise CompileError(diagnostics)
-    return handle, CompileResult(str(_compilationGetIR(handle)), diagnostics)
+    return handle, CompileResult(str(_compilationGetIR(handle)), diagnostics,
+                                 _kernels(handle))
 
 
 def compile(source: str, *, pipeline: Optional[str] = None,
             naive: bool = False, block_q: int = 64, block_k: int = 64,
-            source_name: str = "<source>") -> CompileResult:
+            source_name: str = "<source>", target: str = "cpu",
+            chip: str = "") -> CompileResult:
     """Runs attnfuse's CPU pipeline (attn-lower-to-cpu-pipeline with `naive`,
-    `block_q`, `block_k`) or the textual pass `pipeline` on the module
-    `source`; returns the IR and the diagnostics (remarks included). Raises
-    CompileError with the diagnostics on failure."""
+    `block_q`, `block_k`), its CUDA pipeline (`target="cuda"`,
+    attn-lower-to-nvvm-pipeline for `chip`, default sm_90a; needs ptxas, not
+    a GPU) or the textual pass `pipeline` on the module `source`; returns
+    the IR, the diagnostics (remarks included) and, for CUDA, the kernels.
+    Raises CompileError with the diagnostics on failure."""
     handle, result = _compile_handle(source, pipeline, naive, block_q,
-                                     block_k, None, source_name)
+                                     block_k, None, source_name, target, chip)
     _compilationDestroy(handle)
     return result
 

@@ -11,6 +11,11 @@ dropout seed an i64.
 
     k = AttentionKernel("path/to/config.json")
     o, lse = k(q, k_, v)                      # plus bias, keep, seed if any
+
+or, for a kernel compiled in the same process by attnfuse.compile(...,
+target="cuda") (an attnfuse.Kernel):
+
+    launch(kernel, q, k_, v, o, lse)          # in the kernel's argument order
 """
 import ctypes
 import json
@@ -157,3 +162,61 @@ class AttentionKernel:
         return out, lse
 
     __call__ = launch
+
+
+_LOADED = {}
+
+
+def launch(kernel, *args, stream=None):
+    """Launches an attnfuse.Kernel (from attnfuse.compile(..., target="cuda"))
+    on `args` in its argument order: torch CUDA tensors (contiguous) for
+    "ptr" arguments, Python numbers for scalars. Returns nothing; outputs are
+    written into the tensors passed for them."""
+    import torch
+    if len(args) != len(kernel.argument_types):
+        raise ValueError(f"{kernel.name} takes {len(kernel.argument_types)} "
+                         f"arguments ({kernel.argument_types}), got "
+                         f"{len(args)}")
+    if -1 in kernel.grid or -1 in kernel.block:
+        raise ValueError(f"{kernel.name}: launch sizes are not constants")
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")  # makes PyTorch's primary context current
+    lib = _Driver.get()
+    key = (kernel.name, kernel.binary)
+    if key not in _LOADED:
+        module, func = ctypes.c_void_p(), ctypes.c_void_p()
+        image = ctypes.create_string_buffer(kernel.binary, len(kernel.binary))
+        _Driver.check(lib.cuModuleLoadData(ctypes.byref(module), image),
+                      "cuModuleLoadData")
+        _Driver.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
+                                              kernel.name.encode()),
+                      "cuModuleGetFunction")
+        if kernel.dynamic_shared_memory_bytes > 48 * 1024:
+            _Driver.check(lib.cuFuncSetAttribute(
+                func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                kernel.dynamic_shared_memory_bytes), "cuFuncSetAttribute")
+        _LOADED[key] = (module, image, func)
+    func = _LOADED[key][2]
+    scalars = {"i64": ctypes.c_int64, "i32": ctypes.c_int32,
+               "f32": ctypes.c_float, "f64": ctypes.c_double}
+    holders = []
+    for i, (t, v) in enumerate(zip(kernel.argument_types, args)):
+        if t == "ptr":
+            if not (isinstance(v, torch.Tensor) and v.is_cuda
+                    and v.is_contiguous()):
+                raise ValueError(f"argument {i}: expected a contiguous CUDA "
+                                 "tensor")
+            holders.append(ctypes.c_void_p(v.data_ptr()))
+        elif t in scalars:
+            holders.append(scalars[t](v))
+        else:
+            raise ValueError(f"argument {i}: unsupported type {t}")
+    params = (ctypes.c_void_p * len(holders))(
+        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+    if stream is None:
+        stream = torch.cuda.current_stream().cuda_stream
+    g, b = kernel.grid, kernel.block
+    _Driver.check(lib.cuLaunchKernel(func, g[0], g[1], g[2], b[0], b[1], b[2],
+                                     kernel.dynamic_shared_memory_bytes,
+                                     ctypes.c_void_p(stream), params, None),
+                  "cuLaunchKernel")
