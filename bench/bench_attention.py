@@ -14,7 +14,8 @@ output is checked against an fp32 reference on the first (b, h) slice with
 FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
 where naive is not run, + 1e-3) before timing.
 
-usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
+usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex] [--only SUBSTR]
+(--only: the configurations whose name contains SUBSTR, e.g. _mma)
 """
 import json
 import math
@@ -77,6 +78,11 @@ def main():
         args = [a for a in args if a != out_json]
     art = args[0] if args else os.path.join(ROOT, ".gpu-artifacts")
     use_flex = "--no-flex" not in sys.argv
+    only = None
+    if "--only" in sys.argv:
+        only = sys.argv[sys.argv.index("--only") + 1]
+        args = [a for a in args if a != only]
+        art = args[0] if args else os.path.join(ROOT, ".gpu-artifacts")
     manifest = json.load(open(os.path.join(art, "manifest.json")))
     torch.backends.cuda.matmul.allow_tf32 = False
     flex = create_block_mask = None
@@ -90,6 +96,8 @@ def main():
     rows = []
     for c in manifest:
         if c["role"] not in ("bench", "variant"):
+            continue
+        if only is not None and only not in c["name"]:
             continue
         B, H, N, d = c["B"], c["Hq"], c["Nq"], c["D"]
         causal = c["mask"] == "causal"
@@ -183,6 +191,7 @@ def main():
                 cells.append("–")
         label = r["name"].replace("bench_", "")
         extra = " (min-ctas-per-sm=2)" if "minctas2" in label else ""
+        extra += " (mma_sync)" if label.endswith("_mma") else ""
         print(f"| {r['d']} | {r['N']} | {r['B']} | {r['H']} | {r['causal']}"
               f"{extra} | " + " | ".join(cells) + " |")
     if out_json:

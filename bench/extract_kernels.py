@@ -73,9 +73,13 @@ def parse_kernels(stage1):
             info["name"] = n
             args_meta.append(info)
         cfg = get("attn.config")
+        dyn = re.search(r"attn.dynamic_shared = (\d+)", attrs)
+        family = re.search(r'attn.family = "(\w+)"', attrs)
         kernels.append({
             "name": name, "grid": get("attn.grid"), "block": get("attn.block"),
-            "static_shared_bytes": smem, "dynamic_shared_bytes": 0,
+            "static_shared_bytes": smem,
+            "dynamic_shared_bytes": int(dyn.group(1)) if dyn else 0,
+            "family": family.group(1) if family else "simt",
             "args": args_meta,
             "config": dict(zip(["block_q", "block_k", "threads_per_row",
                                 "chunk"], cfg)),

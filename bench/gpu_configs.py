@@ -55,6 +55,29 @@ for n, causal in ((4096, 0), (4096, 1)):
                      Hq=16, Nq=n, D=128, mask="causal" if causal else "none",
                      role="variant", opts="min-ctas-per-sm=2"))
 
+# The mma.sync (tensor-core) family: every check configuration it covers
+# (bf16/f16 without bias, keep mask, score_mod or dropout; the others fall
+# back to SIMT and are checked above), and the benchmark shapes.
+MMA = "mma=mma_sync"
+for c in list(CHECK):
+    if (c["dtype"] != "f32" and not c["bias"] and not c["keep"]
+            and not c["score_mod"] and not c["dropout"]):
+        CHECK.append(dict(c, name=c["name"] + "_mma", opts=MMA))
+CHECK += [
+    cfg("bf16_d128_plain_mma", Nq=256, D=128, opts=MMA),
+    cfg("f16_d64_causal_tl_tails_mma", dtype="f16", Nq=200, Nk=77,
+        mask="causal", opts=MMA),
+    cfg("bf16_d64_window_gqa_mma", Hq=6, Hkv=3, Nq=333, Nk=333,
+        mask="sliding_window", window=(100, 3), opts=MMA),
+]
+for d in (64, 128):
+    for n in (1024, 4096, 16384):
+        for causal in (0, 1):
+            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}_mma", B=16384 // n,
+                             Hq=2048 // d, Nq=n, D=d,
+                             mask="causal" if causal else "none",
+                             role="bench", opts=MMA))
+
 ALL = CHECK + BENCH
 
 

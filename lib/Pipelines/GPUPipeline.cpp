@@ -49,6 +49,7 @@ void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
   kernel.threadsPerRow = options.threadsPerRow;
   kernel.chunk = options.chunk;
   kernel.minCtasPerSM = options.minCtasPerSM;
+  kernel.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(kernel));
   pm.addPass(createCanonicalizerPass());
 
@@ -63,7 +64,8 @@ void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
   // emits gpu.func directly) become gpu.func too.
   pm.addPass(createGpuKernelOutliningPass());
 
-  // Device code to NVVM.
+  // Device code to NVVM (nvgpu: ldmatrix, cp.async of the mma.sync family).
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;

@@ -92,6 +92,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
            "CTAs per SM that register allocation must allow "
            "(.minnctapersm; negative: ptxas's choice)">,
+    Option<"mma", "mma", "std::string", /*default=*/"\"simt\"",
+           "Instruction family of the products: simt (f32 FMAs) or "
+           "mma_sync (tensor-core mma.sync m16n8k16, bf16/f16; ops it does "
+           "not cover fall back to simt with a remark)">,
     Option<"kernelPrefix", "kernel-prefix", "std::string",
            /*default=*/"\"attn_fwd\"", "Kernel name prefix">,
     Option<"moduleName", "module-name", "std::string",
@@ -105,6 +109,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect",
   ];
 }
 

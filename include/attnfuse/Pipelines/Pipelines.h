@@ -83,6 +83,11 @@ struct GPUPipelineOptions
       llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
                      "$CUDA_PATH, $CUDA_ROOT or /usr/local/cuda"),
       llvm::cl::init("")};
+  Option<std::string> mma{
+      *this, "mma",
+      llvm::cl::desc("Instruction family of the products: simt or mma_sync "
+                     "(see convert-attn-to-gpu)"),
+      llvm::cl::init("simt")};
   Option<int64_t> minCtasPerSM{
       *this, "min-ctas-per-sm",
       llvm::cl::desc("CTAs per SM that register allocation must allow"),

@@ -40,6 +40,9 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -63,81 +66,11 @@ using namespace mlir;
 using namespace attnfuse;
 using namespace attnfuse::attn;
 
+#include "KernelBuilder.h"
+
+using namespace attnfuse::gpu_kernels;
+
 namespace {
-constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr double kLog2e = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
-
-/// The static facts of one kernel.
-struct KernelPlan {
-  AttentionOp op;
-  AttentionKernelOptions cfg;
-  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
-  Type elementType;
-  MaskWindow window;
-  bool leftBounded, rightBounded;
-  /// Scores need only `scale * q.k` and the masks: the scale (times log2 e)
-  /// is folded into q.
-  bool foldedScale;
-};
-
-/// Index and f32 arithmetic at one insertion point.
-struct KB {
-  OpBuilder &b;
-  Location loc;
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
-  Value divu(Value x, int64_t d) {
-    return arith::DivUIOp::create(b, loc, x, idx(d));
-  }
-  Value remu(Value x, int64_t d) {
-    return arith::RemUIOp::create(b, loc, x, idx(d));
-  }
-  Value floorDiv(Value x, int64_t d) {
-    return arith::FloorDivSIOp::create(b, loc, x, idx(d));
-  }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value fma(Value x, Value y, Value acc) {
-    return math::FmaOp::create(b, loc, x, y, acc);
-  }
-  Value fmax(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
-  Value toF32(Value v) {
-    Type f32 = b.getF32Type();
-    if (auto vt = dyn_cast<VectorType>(v.getType())) {
-      if (vt.getElementType() == f32)
-        return v;
-      return arith::ExtFOp::create(b, loc, VectorType::get(vt.getShape(), f32),
-                                   v);
-    }
-    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
-  }
-  /// m'' = (m == -inf) ? 0 : m.
-  Value safeMax(Value m) {
-    Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
-                                        f32(kNegInf));
-    return select(isInf, f32(0.0), m);
-  }
-};
-
 /// The alignment of four consecutive elements of a row of `buf`: rows have
 /// a multiple of 4 elements and the groups start at multiples of 4, so this
 /// holds for any allocation aligned to 16 bytes (CUDA's are to 256).
@@ -483,12 +416,33 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.Dv = op.getHeadDimV();
   plan.G = op.getGroupSize();
   plan.elementType = op.getQueryType().getElementType();
-  plan.cfg = resolveKernelConfig(plan.D, plan.Dv, options);
-  const AttentionKernelOptions &cfg = plan.cfg;
-  int64_t T = cfg.threadsPerRow;
   if (!plan.elementType.isF16() && !plan.elementType.isBF16() &&
       !plan.elementType.isF32())
     return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
+  // The mma.sync family covers bf16/f16 with masks and GQA; the rest falls
+  // back to the SIMT family (never a wrong kernel).
+  bool mmaSync = options.family == InstructionFamily::MmaSync;
+  if (mmaSync) {
+    std::string why = mmaSyncUnsupportedReason(op);
+    if (!why.empty()) {
+      op.emitRemark() << "convert-attn-to-gpu: mma=mma_sync falls back to "
+                         "simt: "
+                      << why;
+      mmaSync = false;
+    }
+  }
+  AttentionKernelOptions resolved = options;
+  if (mmaSync) {
+    resolved.blockQ = 64;
+    resolved.blockK = 64;
+    resolved.threadsPerRow = 1;
+    resolved.chunk = 64;
+  } else {
+    resolved.family = InstructionFamily::Simt;
+  }
+  plan.cfg = resolveKernelConfig(plan.D, plan.Dv, resolved);
+  const AttentionKernelOptions &cfg = plan.cfg;
+  int64_t T = cfg.threadsPerRow;
   if (T > 32 || !llvm::isPowerOf2_64(T) || plan.D % (4 * T) != 0 ||
       plan.Dv % (4 * T) != 0)
     return op.emitOpError()
@@ -500,12 +454,12 @@ LogicalResult attnfuse::convertAttentionToGPU(
     return op.emitOpError()
            << "convert-attn-to-gpu: block-k must be a multiple of chunk and "
               "block-q * threads-per-row a multiple of 32, at most 1024";
-  if (4 * cfg.blockK * (plan.D + plan.Dv) > 48 * 1024)
+  if (!mmaSync && 4 * cfg.blockK * (plan.D + plan.Dv) > 48 * 1024)
     return op.emitOpError()
            << "convert-attn-to-gpu: the f32 K and V blocks ("
            << 4 * cfg.blockK * (plan.D + plan.Dv)
            << " bytes) exceed 48 KB of static shared memory; lower block-k";
-  plan.threads = cfg.blockQ * T;
+  plan.threads = mmaSync ? 128 : cfg.blockQ * T;
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
   plan.window = op.getMaskWindow();
@@ -559,9 +513,12 @@ LogicalResult attnfuse::convertAttentionToGPU(
   auto vBufType = MemRefType::get({cfg.blockK, plan.Dv}, b.getF32Type(),
                                   MemRefLayoutAttrInterface(), workgroup);
   OpBuilder kb = OpBuilder::atBlockEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(
-      kb, loc, kernelName, FunctionType::get(ctx, argTypes, {}),
-      TypeRange{kBufType, vBufType});
+  SmallVector<Type> workgroupTypes;
+  if (!mmaSync)
+    workgroupTypes = {kBufType, vBufType};
+  auto func = gpu::GPUFuncOp::create(kb, loc, kernelName,
+                                     FunctionType::get(ctx, argTypes, {}),
+                                     workgroupTypes);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
   func.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
@@ -576,7 +533,14 @@ LogicalResult attnfuse::convertAttentionToGPU(
   func->setAttr("attn.config",
                 kb.getDenseI64ArrayAttr({cfg.blockQ, cfg.blockK,
                                          cfg.threadsPerRow, cfg.chunk}));
-  {
+  int64_t dynamicShared = mmaSync ? mmaSyncSharedBytes(plan) : 0;
+  func->setAttr("attn.family",
+                kb.getStringAttr(mmaSync ? "mma_sync" : "simt"));
+  func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
+  if (mmaSync) {
+    OpBuilder fb = OpBuilder::atBlockBegin(&func.getBody().front());
+    emitMmaSyncKernel(plan, fb, loc, func.getArguments());
+  } else {
     OpBuilder fb = OpBuilder::atBlockBegin(&func.getBody().front());
     KernelEmitter emitter(plan, fb, loc, func.getArguments(),
                           func.getWorkgroupAttributions()[0],
@@ -587,8 +551,12 @@ LogicalResult attnfuse::convertAttentionToGPU(
   auto dim3 = [&](ArrayRef<int64_t> v) {
     return gpu::KernelDim3{k.idx(v[0]), k.idx(v[1]), k.idx(v[2])};
   };
+  Value dynamicSharedSize;
+  if (dynamicShared > 0)
+    dynamicSharedSize = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(dynamicShared)));
   gpu::LaunchFuncOp::create(b, loc, func, dim3(grid), dim3(block),
-                            /*dynamicSharedMemorySize=*/Value(), operands);
+                            dynamicSharedSize, operands);
 
   SmallVector<Value> results;
   auto toTensor = [&](Value buf, Type type) {
@@ -634,6 +602,13 @@ struct ConvertAttnToGPUPass
     symbols.insert(gpuModule);
     AttentionKernelOptions options{blockQ, blockK, threadsPerRow, chunk,
                                    minCtasPerSM};
+    if (mma == "mma_sync") {
+      options.family = InstructionFamily::MmaSync;
+    } else if (mma != "simt") {
+      module.emitError() << "convert-attn-to-gpu: unknown mma family '" << mma
+                         << "' (simt, mma_sync)";
+      return signalPassFailure();
+    }
     unsigned n = 0;
     for (AttentionOp op : ops) {
       std::string name = (kernelPrefix + "_" + std::to_string(n++));

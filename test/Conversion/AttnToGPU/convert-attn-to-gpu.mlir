@@ -10,7 +10,7 @@
 // CHECK:         bufferization.to_tensor %[[O]] restrict writable
 // CHECK:       gpu.module @attn_kernels
 // CHECK:         gpu.func @attn_fwd_0(%{{.+}}: memref<2x4x100x64xbf16>, %{{.+}}: memref<2x2x130x64xbf16>, %{{.+}}: memref<2x2x130x64xbf16>, %{{.+}}: memref<2x4x100x64xbf16>, %{{.+}}: memref<2x4x100xf32>) workgroup(%[[KS:.+]] : memref<64x64xf32, #gpu.address_space<workgroup>>, %[[VS:.+]] : memref<64x64xf32, #gpu.address_space<workgroup>>) kernel
-// CHECK-SAME:      attn.args = ["q", "k", "v", "o", "lse"], attn.block = array<i64: 256, 1, 1>, attn.config = array<i64: 128, 64, 2, 16>, attn.grid = array<i64: 1, 8, 1>
+// CHECK-SAME:      attn.args = ["q", "k", "v", "o", "lse"], attn.block = array<i64: 256, 1, 1>, attn.config = array<i64: 128, 64, 2, 16>, attn.dynamic_shared = 0 : i64, attn.family = "simt", attn.grid = array<i64: 1, 8, 1>
 // CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 1 : i32
 // GQA: the key/value head is h / G (G = 2).
 // CHECK:           arith.divui %{{.+}}, %c2

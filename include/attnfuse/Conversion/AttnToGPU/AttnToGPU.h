@@ -10,6 +10,19 @@ namespace attn {
 class AttentionOp;
 } // namespace attn
 
+/// The instruction family of the two products (S = Q K^T, O += P V).
+enum class InstructionFamily {
+  /// f32 FMAs on CUDA cores (any element type, every feature of the op).
+  Simt,
+  /// Warp-level tensor-core mma.sync m16n8k16 (sm_80+), bf16/f16 operands
+  /// and f32 accumulators, FlashAttention-2's structure: 4 warps of 16 query
+  /// rows, K/V blocks of 64 keys double-buffered in shared memory through
+  /// cp.async, ldmatrix fragments, P kept in registers. Ops it does not cover
+  /// (f32, bias, keep mask, score_mod, dropout, head dims not multiples of
+  /// 32 or above 128) fall back to Simt with a remark.
+  MmaSync,
+};
+
 /// The configuration of one generated forward kernel. A value of 0 picks the
 /// default for the op's head dimension (see resolveKernelConfig).
 struct AttentionKernelOptions {
@@ -27,6 +40,9 @@ struct AttentionKernelOptions {
   /// CTAs per SM that ptxas must make room for (`.minnctapersm`); 1 lets a
   /// thread use up to 255 registers. Negative: leave it to ptxas.
   int64_t minCtasPerSM = 1;
+  /// The products' instruction family. With MmaSync, blockQ/blockK are fixed
+  /// at 64/64 and threadsPerRow/chunk are unused.
+  InstructionFamily family = InstructionFamily::Simt;
 };
 
 /// Defaults per head dimension, filled into the zero fields of `options`:

@@ -1,0 +1,114 @@
+//===- KernelBuilder.h - shared pieces of the AttnToGPU emitters -*- C++ -*-===//
+//
+// The static facts of one kernel (KernelPlan) and index/f32 arithmetic at an
+// insertion point (KB), shared by the instruction-family emitters of
+// convert-attn-to-gpu (SIMT FMAs in AttnToGPU.cpp, mma.sync in
+// MmaSyncKernel.cpp). Internal to lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+#define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+
+#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attnfuse/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attnfuse::gpu_kernels {
+using namespace mlir;
+using attn::AttentionOp;
+using attn::MaskWindow;
+
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// The static facts of one kernel.
+struct KernelPlan {
+  AttentionOp op;
+  AttentionKernelOptions cfg;
+  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
+  Type elementType;
+  MaskWindow window;
+  bool leftBounded, rightBounded;
+  /// Scores need only `scale * q.k` and the masks: the scale (times log2 e)
+  /// is folded into q.
+  bool foldedScale;
+};
+
+/// Index and f32 arithmetic at one insertion point.
+struct KB {
+  OpBuilder &b;
+  Location loc;
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value divu(Value x, int64_t d) {
+    return arith::DivUIOp::create(b, loc, x, idx(d));
+  }
+  Value remu(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, idx(d));
+  }
+  Value floorDiv(Value x, int64_t d) {
+    return arith::FloorDivSIOp::create(b, loc, x, idx(d));
+  }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fma(Value x, Value y, Value acc) {
+    return math::FmaOp::create(b, loc, x, y, acc);
+  }
+  Value fmax(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  Value toF32(Value v) {
+    Type f32 = b.getF32Type();
+    if (auto vt = dyn_cast<VectorType>(v.getType())) {
+      if (vt.getElementType() == f32)
+        return v;
+      return arith::ExtFOp::create(b, loc, VectorType::get(vt.getShape(), f32),
+                                   v);
+    }
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+  }
+  /// m'' = (m == -inf) ? 0 : m.
+  Value safeMax(Value m) {
+    Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                        f32(kNegInf));
+    return select(isInf, f32(0.0), m);
+  }
+};
+
+
+/// Emits the body of the mma.sync (sm_80+ tensor-core) kernel into the
+/// gpu.func whose entry block `b` points at; `args` are its arguments (Q, K,
+/// V, O, lse) and `smem` its dynamic shared memory (memref<?xi8, workgroup>).
+void emitMmaSyncKernel(KernelPlan &plan, OpBuilder &b, Location loc,
+                       ArrayRef<BlockArgument> args);
+/// Bytes of dynamic shared memory the mma.sync kernel of `plan` needs.
+int64_t mmaSyncSharedBytes(const KernelPlan &plan);
+/// Why the mma.sync family cannot compute `op` (empty when it can).
+std::string mmaSyncUnsupportedReason(AttentionOp op);
+
+} // namespace attnfuse::gpu_kernels
+
+#endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H

@@ -1,0 +1,93 @@
+// The mma.sync (tensor-core) instruction family, mma=mma_sync: kernel
+// structure, the fallback remark, the PTX of the bf16 d = 128 kernel
+// (mma.sync m16n8k16, ldmatrix, cp.async) and, with ptxas, no spills.
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics -o /dev/null
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=mma_sync" -split-input-file -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -o %t.stage1.mlir
+// RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+
+// BAD: unknown mma family 'wgmma'
+
+// 4 warps of 16 rows (grid x = ceil(100 / 64)), 64-key bf16 K/V blocks in
+// two stages of dynamic shared memory (rows padded to 136 elements):
+// 2 * 64 * 136 * 2 bytes * (K, V) = 69632.
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK:         gpu.launch_func @attn_kernels::@attn_fwd_0 blocks in ({{.*}}) threads in ({{.*}}) dynamic_shared_memory_size %{{.+}} args(
+// CHECK:       gpu.func @attn_fwd_0(
+// CHECK-NOT:     workgroup(
+// CHECK-SAME:    kernel
+// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 64, 64, 1, 64>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 2, 8, 1>
+// CHECK:         gpu.dynamic_shared_memory
+// CHECK:         memref.view {{.*}} to memref<2x64x136xbf16, #gpu.address_space<workgroup>>
+// CHECK:         memref.view {{.*}} to memref<2x64x136xbf16, #gpu.address_space<workgroup>>
+// Q fragments straight from global memory, pairs of elements.
+// CHECK:         vector.load %arg0{{.*}} : memref<2x4x100x128xbf16>, vector<2xbf16>
+// CHECK:         nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
+// CHECK:         nvgpu.device_async_wait
+// CHECK:         gpu.barrier
+// CHECK:         scf.for
+// CHECK:           nvgpu.device_async_copy
+// CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK:           nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// The diagonal blocks get the per-element mask.
+// CHECK:           scf.if
+// CHECK:             arith.select
+// CHECK:           gpu.shuffle  xor
+// CHECK:           gpu.shuffle  xor
+// CHECK:           math.exp2
+// P rounded to bf16 in registers is the A operand of P V.
+// CHECK:           arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK:           nvvm.mma.sync
+// CHECK:           nvgpu.device_async_wait
+// CHECK:           gpu.barrier
+// CHECK:         vector.store {{.*}} : memref<2x4x100x128xbf16>, vector<2xbf16>
+// CHECK:         memref.store {{.*}} : memref<2x4x100xf32>
+
+// PTX: .entry attn_fwd_0(
+// PTX-DAG: cp.async.cg.shared.global
+// PTX-DAG: cp.async.wait_group 0
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// PTX-DAG: shfl.sync.bfly
+// PTX-DAG: ex2.approx
+// (extract_kernels.py takes the first gpu.binary: the bf16 d = 128 kernel.)
+
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+func.func @causal_gqa(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x2x130x128xbf16>, %v: tensor<2x2x130x128xbf16>) -> (tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>) {
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x4x100x128xbf16>, tensor<2x2x130x128xbf16>, tensor<2x2x130x128xbf16>) {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>} -> tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>
+  return %o, %lse : tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>
+}
+
+// -----
+
+// f16, d = 64, no mask, Nk a multiple of the block: no per-element mask.
+// CHECK-LABEL: func.func @plain_f16
+// CHECK:       gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.dynamic_shared = 36864 : i64, attn.family = "mma_sync"
+// CHECK:         scf.for
+// CHECK-NOT:       scf.if
+// CHECK:           nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         scf.yield
+func.func @plain_f16(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x256x64xf16>, %v: tensor<1x2x256x64xf16>) -> (tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) {
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x128x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>) -> tensor<1x2x128x64xf16>, tensor<1x2x128xf32>
+  return %o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>
+}
+
+// -----
+
+// A bias is SIMT-only: a remark and the SIMT kernel.
+// CHECK-LABEL: func.func @bias_falls_back
+// CHECK:       gpu.func @attn_fwd_0(
+// CHECK-SAME:    workgroup(
+// CHECK-SAME:    attn.family = "simt"
+func.func @bias_falls_back(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>, %b: tensor<1x2x64x64xf32>) -> (tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>) {
+  // expected-remark @+1 {{mma=mma_sync falls back to simt: bias, keep mask, score_mod and dropout are SIMT-only}}
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) bias(%b : tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
+  return %o, %lse : tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
+}
