@@ -18,46 +18,20 @@ import math
 import os
 import sys
 
-import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python-bindings", "attnfuse"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
 from cuda_launch import AttentionKernel  # noqa: E402
 import gpu_configs  # noqa: E402
+import reference  # noqa: E402
 
 DT = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
-PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
-PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
-MASK32 = np.uint64(0xFFFFFFFF)
-
-
-def philox_word0(seed, b, h, q, k):
-    """Philox4x32-10, counter (k, q, h, b), key (seed lo, seed hi); word 0
-    (the same as test/lib/reference.py)."""
-    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) & MASK32
-                      for x in (k, q, h, b))
-    c0, c1, c2, c3 = np.broadcast_arrays(c0, c1, c2, c3)
-    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
-    for rnd in range(10):
-        if rnd:
-            k0 = (k0 + PHILOX_W0) & 0xFFFFFFFF
-            k1 = (k1 + PHILOX_W1) & 0xFFFFFFFF
-        p0 = np.uint64(PHILOX_M0) * c0
-        p1 = np.uint64(PHILOX_M1) * c2
-        hi0, lo0 = p0 >> np.uint64(32), p0 & MASK32
-        hi1, lo1 = p1 >> np.uint64(32), p1 & MASK32
-        c0, c1, c2, c3 = (hi1 ^ c1 ^ np.uint64(k0), lo1,
-                          hi0 ^ c3 ^ np.uint64(k1), lo0)
-    return c0
-
-
 def dropout_keep(seed, p, shape):
-    b, h, q, k = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
-    threshold = np.uint64(math.floor(p * 4294967296.0))
-    return torch.from_numpy(philox_word0(seed, b, h, q, k) >= threshold)
+    """attn.attention's dropout mask (Philox4x32-10), from test/lib/reference.py."""
+    return torch.from_numpy(reference.dropout_keep(seed, p, shape))
 
 
 def structural_visible(c):
