@@ -275,35 +275,34 @@ struct TileBuilder {
   }
 
   // Products of tiles, accumulated in f32.
+  /// acc[i, j] += sum_r f32(a) * f32(x), `a` and `x` indexed by `aIdx` and
+  /// `xIdx` over the loops (i, j, r).
+  Value contract(Value acc, Value a, ArrayRef<AffineExpr> aIdx, Value x,
+                 ArrayRef<AffineExpr> xIdx) {
+    AffineExpr i, j;
+    bindDims(b.getContext(), i, j);
+    return generic({a, x}, acc, {map(3, aIdx), map(3, xIdx), map(3, {i, j})},
+                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange v) {
+                     return t.fma(v[0], v[1], v[2]);
+                   });
+  }
   /// [m, n] = a [m, e] * bt [n, e]^T.
   Value matmulTransposed(Value a, Value bt, Value m, Value n) {
-    AffineExpr i, j, e;
-    bindDims(b.getContext(), i, j, e);
-    return generic({a, bt}, filled({m, n}, 0.0f),
-                   {map(3, {i, e}), map(3, {j, e}), map(3, {i, j})},
-                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange x) {
-                     return t.fma(x[0], x[1], x[2]);
-                   });
+    AffineExpr i, j, r;
+    bindDims(b.getContext(), i, j, r);
+    return contract(filled({m, n}, 0.0f), a, {i, r}, bt, {j, r});
   }
   /// acc [m, d] += a [m, n] * x [n, d].
   Value accumulate(Value acc, Value a, Value x) {
-    AffineExpr i, d, j;
-    bindDims(b.getContext(), i, d, j);
-    return generic({a, x}, acc,
-                   {map(3, {i, j}), map(3, {j, d}), map(3, {i, d})},
-                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange v) {
-                     return t.fma(v[0], v[1], v[2]);
-                   });
+    AffineExpr i, d, r;
+    bindDims(b.getContext(), i, d, r);
+    return contract(acc, a, {i, r}, x, {r, d});
   }
   /// acc [n, d] += a [m, n]^T * x [m, d].
   Value accumulateTransposed(Value acc, Value a, Value x) {
-    AffineExpr j, d, i;
-    bindDims(b.getContext(), j, d, i);
-    return generic({a, x}, acc,
-                   {map(3, {i, j}), map(3, {i, d}), map(3, {j, d})},
-                   {kPar, kPar, kRed}, [](TileBuilder &t, ValueRange v) {
-                     return t.fma(v[0], v[1], v[2]);
-                   });
+    AffineExpr j, d, r;
+    bindDims(b.getContext(), j, d, r);
+    return contract(acc, a, {r, j}, x, {r, d});
   }
   /// acc + f32(x) * f32(y).
   Value fma(Value x, Value y, Value acc) {
