@@ -27,7 +27,13 @@ for spec in sys.argv[1:]:
     assert version(name) == want, spec
 PY
   echo "attnfuse: installing Python packages: ${PY_PACKAGES[*]}"
-  "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}"
+  if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q python3-pip
+  fi
+  # Debian's own python3 is "externally managed" (PEP 668); pyenv's is not.
+  "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
+    "$PYTHON" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
 fi
 
 if [ ! -x /usr/local/cuda/bin/ptxas ] && ! command -v ptxas >/dev/null; then
