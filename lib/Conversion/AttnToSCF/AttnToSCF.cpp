@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 namespace attnfuse {
 #define GEN_PASS_DEF_CONVERTATTNTOSCF
@@ -440,12 +441,14 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
       std::nullopt);
   b.setInsertionPointToStart(forall.getBody());
   Value bi = forall.getInductionVar(0), hi = forall.getInductionVar(1);
-  auto [q0, bq] = t.block(forall.getInductionVar(2), plan.BQ, plan.Nq);
+  Value q0, bq;
+  std::tie(q0, bq) = t.block(forall.getInductionVar(2), plan.BQ, plan.Nq);
   Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
   Value qTile = t.rows(op.getQuery(), bi, hi, q0, bq);
   OpFoldResult dv = b.getIndexAttr(plan.Dv);
 
-  auto [kbBegin, kbEnd] = t.keyBlockRange(q0, bq);
+  Value kbBegin, kbEnd;
+  std::tie(kbBegin, kbEnd) = t.keyBlockRange(q0, bq);
   auto loop = scf::ForOp::create(
       b, t.loc, kbBegin, kbEnd, t.idx(1),
       ValueRange{t.filled({bq}, kNegInf), t.filled({bq}, 0.0f),
@@ -640,10 +643,12 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
     OpBuilder::InsertionGuard bodyGuard(b);
     b.setInsertionPointToStart(kvForall.getBody());
     Value bi = kvForall.getInductionVar(0), kvh = kvForall.getInductionVar(1);
-    auto [k0, bk] = t.block(kvForall.getInductionVar(2), plan.BK, plan.Nk);
+    Value k0, bk;
+    std::tie(k0, bk) = t.block(kvForall.getInductionVar(2), plan.BK, plan.Nk);
     Value kTile = t.rows(op.getKey(), bi, kvh, k0, bk);
     Value vTile = t.rows(op.getValue(), bi, kvh, k0, bk);
-    auto [qbBegin, qbEnd] = t.queryBlockRange(k0, bk);
+    Value qbBegin, qbEnd;
+    std::tie(qbBegin, qbEnd) = t.queryBlockRange(k0, bk);
     auto groupLoop = scf::ForOp::create(
         b, t.loc, t.idx(0), t.idx(plan.G), t.idx(1),
         ValueRange{t.filled({bk, idxAttr(plan.D)}, 0.0f),
@@ -703,13 +708,15 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
       ValueRange{dqInit}, std::nullopt);
   b.setInsertionPointToStart(qForall.getBody());
   Value bi = qForall.getInductionVar(0), hi = qForall.getInductionVar(1);
-  auto [q0, bq] = t.block(qForall.getInductionVar(2), plan.BQ, plan.Nq);
+  Value q0, bq;
+  std::tie(q0, bq) = t.block(qForall.getInductionVar(2), plan.BQ, plan.Nq);
   Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
   Value qTile = t.rows(op.getQuery(), bi, hi, q0, bq);
   Value doTile = t.rows(op.getGradOutput(), bi, hi, q0, bq);
   Value lseTile = t.entries(op.getLse(), bi, hi, q0, bq);
   Value diTile = t.entries(di, bi, hi, q0, bq);
-  auto [kbBegin, kbEnd] = t.keyBlockRange(q0, bq);
+  Value kbBegin, kbEnd;
+  std::tie(kbBegin, kbEnd) = t.keyBlockRange(q0, bq);
   auto keyLoop = scf::ForOp::create(
       b, t.loc, kbBegin, kbEnd, t.idx(1),
       ValueRange{t.filled({bq, idxAttr(plan.D)}, 0.0f)},
