@@ -12,13 +12,12 @@
 //===----------------------------------------------------------------------===//
 #include "attnfuse-c/Compiler.h"
 
+#include "attnfuse/ExecutionEngine/GPUKernels.h"
 #include "attnfuse/ExecutionEngine/HostExecution.h"
 #include "attnfuse/InitAll.h"
 #include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -70,17 +69,10 @@ struct ValueType {
   bool scalar;
 };
 
-/// A kernel of a CUDA compilation, its bytes owned here.
-struct Kernel {
-  std::string name, binary;
-  int64_t grid[3], block[3], dynamicSharedMemoryBytes;
-  std::vector<std::string> argumentTypes;
-};
-
 struct Compilation {
   bool succeeded = false;
   std::string ir;
-  std::vector<Kernel> kernels;
+  std::vector<attnfuse::GPUKernel> kernels;
   std::vector<StoredDiagnostic> diagnostics;
   std::vector<ValueType> inputs, results;
   std::string entry;
@@ -249,45 +241,6 @@ bool readSignature(func::FuncOp func, Compilation &c) {
   return true;
 }
 
-/// Records every gpu.launch_func of `module` with the cubin of its
-/// gpu.binary and its constant launch configuration.
-void collectKernels(ModuleOp module, Compilation &c) {
-  module.walk([&](gpu::LaunchFuncOp launch) {
-    auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
-        launch, launch.getKernelModuleName());
-    if (!binary || binary.getObjects().empty())
-      return;
-    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-    Kernel kernel;
-    kernel.name = launch.getKernelName().str();
-    kernel.binary = object.getObject().getValue().str();
-    auto constant = [](Value v) -> int64_t {
-      APInt value;
-      return v && matchPattern(v, m_ConstantInt(&value)) ? value.getSExtValue()
-                                                        : -1;
-    };
-    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    Value gridDims[] = {grid.x, grid.y, grid.z};
-    Value blockDims[] = {block.x, block.y, block.z};
-    for (int i = 0; i < 3; ++i) {
-      kernel.grid[i] = constant(gridDims[i]);
-      kernel.block[i] = constant(blockDims[i]);
-    }
-    Value smem = launch.getDynamicSharedMemorySize();
-    kernel.dynamicSharedMemoryBytes = smem ? constant(smem) : 0;
-    for (Value arg : launch.getKernelOperands()) {
-      std::string type;
-      llvm::raw_string_ostream(type) << arg.getType();
-      // "!llvm.ptr" -> "ptr"; builtin types print plainly ("i64", "f32").
-      if (llvm::StringRef(type).starts_with("!llvm."))
-        type = type.substr(strlen("!llvm."));
-      kernel.argumentTypes.push_back(type);
-    }
-    c.kernels.push_back(std::move(kernel));
-  });
-}
-
 void compile(Compilation &c, llvm::StringRef source, const Options &options) {
   DialectRegistry registry;
   attnfuse::registerPipelineDialects(registry);
@@ -369,7 +322,7 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     return;
 
   llvm::raw_string_ostream(c.ir) << *module;
-  collectKernels(*module, c);
+  c.kernels = attnfuse::collectGPUKernels(*module);
 
   if (!options.entry.empty()) {
     llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
@@ -604,7 +557,7 @@ intptr_t attnfuseCompilationGetNumKernels(AttnfuseCompilation compilation) {
 }
 AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
                                             intptr_t pos) {
-  const Kernel &k = unwrap(compilation)->kernels[pos];
+  const attnfuse::GPUKernel &k = unwrap(compilation)->kernels[pos];
   AttnfuseKernel result;
   result.name = toRef(k.name);
   result.binary = toRef(k.binary);

@@ -11,6 +11,7 @@
 #include "Npy.h"
 #include "Promote.h"
 #include "Random.h"
+#include "CudaRunner.h"
 #include "Runner.h"
 
 #include "attnfuse/Conversion/Passes.h"
@@ -131,8 +132,10 @@ static cl::opt<std::string> dumpF64(
 
 static cl::opt<std::string> pipelineOptions(
     "pipeline-options",
-    cl::desc("Options of attn-lower-to-cpu-pipeline for both pipelines, e.g. "
-             "\"block-q=16 block-k=32\""),
+    cl::desc("Options of the pipeline under test: attn-lower-to-cpu-pipeline "
+             "(also used by the CPU references), e.g. \"block-q=16 "
+             "block-k=32\", or with --target=cuda attn-lower-to-nvvm-pipeline, "
+             "e.g. \"mma=mma_sync\""),
     cl::value_desc("OPTIONS"), cl::init(""), cl::cat(runCategory));
 
 static cl::opt<PrintIR> printIR(
@@ -146,7 +149,10 @@ static cl::opt<Target>
     target("target", cl::init(Target::CPU), cl::desc("Where to run"),
            cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (default)"),
                       clEnumValN(Target::CUDA, "cuda",
-                                 "an NVIDIA GPU (not built yet)")),
+                                 "an NVIDIA GPU: the pipeline under test is "
+                                 "attn-lower-to-nvvm-pipeline (with "
+                                 "--pipeline-options), run through the CUDA "
+                                 "driver; the references stay on the CPU")),
            cl::cat(runCategory));
 
 //===----------------------------------------------------------------------===//
@@ -277,10 +283,22 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
       arg = std::move(wide);
     }
   }
+  if (evaluation == Evaluation::UnderTest && target == Target::CUDA) {
+    llvm::Expected<SmallVector<HostTensor>> results =
+        executeOnCuda(*clone, entry, pipelineOptions, args);
+    if (!results)
+      return reportError(llvm::Twine("cannot run on the GPU: ") +
+                         llvm::toString(results.takeError()));
+    return std::move(*results);
+  }
   FunctionType signature =
       clone->lookupSymbol<func::FuncOp>(entry).getFunctionType();
   bool naive = evaluation != Evaluation::UnderTest;
-  if (failed(lowerToLLVM(*clone, entry, naive, pipelineOptions)))
+  // With --target=cuda the options are the GPU pipeline's; the CPU
+  // references take their defaults.
+  StringRef cpuOptions =
+      target == Target::CUDA ? StringRef() : StringRef(pipelineOptions);
+  if (failed(lowerToLLVM(*clone, entry, naive, cpuOptions)))
     return reportError(llvm::Twine("the ") + name + " pipeline failed");
   if (evaluation == Evaluation::UnderTest &&
       printIR == PrintIR::AfterPipeline)
@@ -322,10 +340,6 @@ static void printCounts(llvm::raw_ostream &os, const Comparison &comparison,
 /// Runs the tool; returns whether every comparison passed, or failure on any
 /// error (reported).
 static FailureOr<bool> runMain() {
-  if (target == Target::CUDA)
-    return reportError("--target=cuda: attnfuse-run is not built with CUDA "
-                       "support yet");
-
   DialectRegistry registry;
   attnfuse::registerPipelineDialects(registry);
   MLIRContext context(registry);

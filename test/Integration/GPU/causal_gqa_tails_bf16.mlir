@@ -1,0 +1,13 @@
+// REQUIRES: cuda
+// The fused CUDA kernel (attn-lower-to-nvvm-pipeline) against the naive CPU
+// lowering and fp64 (FlashAttention's rule): bf16, GQA 8:2, bottom-right causal
+// with Nq != Nk and sizes that are not multiples of the blocks, with lse.
+// RUN: attnfuse-run %s --target=cuda --check=fa
+// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="mma=mma_sync"
+func.func @f(%q: tensor<2x8x300x128xbf16>, %k: tensor<2x2x333x128xbf16>, %v: tensor<2x2x333x128xbf16>)
+    -> (tensor<2x8x300x128xbf16>, tensor<2x8x300xf32>) {
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x8x300x128xbf16>, tensor<2x2x333x128xbf16>, tensor<2x2x333x128xbf16>)
+      {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>}
+      -> tensor<2x8x300x128xbf16>, tensor<2x8x300xf32>
+  return %o, %lse : tensor<2x8x300x128xbf16>, tensor<2x8x300xf32>
+}
