@@ -164,7 +164,7 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
     bool dependent = llvm::any_of(op.getOperands(), [&](Value v) {
       return dependsOnScore.contains(v);
     });
-    Operation *clone = b ? b->clone(op, primal) : nullptr;
+    Operation *clone = b ? cloneScoreModOp(*b, op, primal) : nullptr;
     if (!dependent)
       continue;
     if (op.getNumResults() != 1)
@@ -201,6 +201,20 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
   return std::make_pair(primal.lookupOrDefault(yielded), derivative);
 }
 } // namespace
+
+Operation *attnfuse::attn::cloneScoreModOp(OpBuilder &b, Operation &op,
+                                           IRMapping &mapping) {
+  Region *region = op.getParentRegion();
+  for (Value operand : op.getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (mapping.contains(operand) || !def ||
+        region->isAncestor(def->getParentRegion()) ||
+        !def->hasTrait<OpTrait::ConstantLike>())
+      continue;
+    b.clone(*def, mapping);
+  }
+  return b.clone(op, mapping);
+}
 
 FailureOr<std::pair<Value, Value>>
 attnfuse::attn::buildScoreModWithDerivative(OpBuilder &b, Location loc,

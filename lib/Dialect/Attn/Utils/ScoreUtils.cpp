@@ -44,7 +44,7 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value s
   for (auto [arg, coord] : llvm::zip(block.getArguments().drop_front(), coords))
     map.map(arg, coord);
   for (Operation &inner : block.without_terminator())
-    b.clone(inner, map);
+    cloneScoreModOp(b, inner, map);
   return map.lookup(cast<YieldOp>(block.getTerminator()).getValues().front());
 }
 

@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -48,6 +49,14 @@ mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
 buildScoreModWithDerivative(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Region &scoreMod, mlir::Value score,
                             mlir::ValueRange coords);
+
+/// Clones `op` (an operation of a score_mod region) at the builder's
+/// insertion point with `mapping`; constants it uses from outside the region
+/// (which canonicalization hoists there, the op not being isolated from
+/// above) are cloned first, so the clone is self-contained wherever it lands,
+/// e.g. in a GPU kernel.
+mlir::Operation *cloneScoreModOp(mlir::OpBuilder &b, mlir::Operation &op,
+                                 mlir::IRMapping &mapping);
 
 /// Checks that buildScoreModWithDerivative can differentiate `scoreMod`;
 /// reports the first operation it cannot at that operation.
