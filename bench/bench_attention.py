@@ -192,6 +192,8 @@ def main():
         label = r["name"].replace("bench_", "")
         extra = " (min-ctas-per-sm=2)" if "minctas2" in label else ""
         extra += " (mma_sync)" if label.endswith("_mma") else ""
+        extra += (" (mma_sync block-q=64)" if label.endswith("_mma_bq64")
+                  else "")
         print(f"| {r['d']} | {r['N']} | {r['B']} | {r['H']} | {r['causal']}"
               f"{extra} | " + " | ".join(cells) + " |")
     if out_json:

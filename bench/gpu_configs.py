@@ -11,7 +11,8 @@ SOFTCAP = 30.0
 
 def cfg(name, dtype="bf16", B=2, Hq=4, Hkv=None, Nq=128, Nk=None, D=64,
         Dv=None, mask="none", align="top_left", window=None, bias=None,
-        keep=None, score_mod=None, dropout=0.0, role="check", opts=""):
+        keep=None, score_mod=None, dropout=0.0, role="check",
+        opts="mma=simt"):
     return dict(name=name, dtype=dtype, B=B, Hq=Hq, Hkv=Hkv or Hq, Nq=Nq,
                 Nk=Nk or Nq, D=D, Dv=Dv or D, mask=mask, align=align,
                 window=window, bias=bias, keep=keep, score_mod=score_mod,
@@ -53,12 +54,12 @@ for d in (64, 128):
 for n, causal in ((4096, 0), (4096, 1)):
     BENCH.append(cfg(f"bench_d128_n{n}_c{causal}_minctas2", B=16384 // n,
                      Hq=16, Nq=n, D=128, mask="causal" if causal else "none",
-                     role="variant", opts="min-ctas-per-sm=2"))
+                     role="variant", opts="mma=simt min-ctas-per-sm=2"))
 
 # The mma.sync (tensor-core) family: every check configuration it covers
 # (bf16/f16 without bias, keep mask, score_mod or dropout; the others fall
 # back to SIMT and are checked above), and the benchmark shapes.
-MMA = "mma=mma_sync"
+MMA = "mma=mma_sync block-q=128"
 for c in list(CHECK):
     if (c["dtype"] != "f32" and not c["bias"] and not c["keep"]
             and not c["score_mod"] and not c["dropout"]):
@@ -77,6 +78,20 @@ for d in (64, 128):
                              Hq=2048 // d, Nq=n, D=d,
                              mask="causal" if causal else "none",
                              role="bench", opts=MMA))
+
+# block-q=64 (4 warps x one m16 tile, Q fragments in registers; the
+# default until 2026-11-29): every mma_sync check configuration again, and
+# the benchmark shapes.
+MMA64 = "mma=mma_sync block-q=64"
+for c in [c for c in CHECK if c["opts"] == MMA]:
+    CHECK.append(dict(c, name=c["name"] + "_bq64", opts=MMA64))
+for d in (64, 128):
+    for n in (1024, 4096, 16384):
+        for causal in (0, 1):
+            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}_mma_bq64",
+                             B=16384 // n, Hq=2048 // d, Nq=n, D=d,
+                             mask="causal" if causal else "none",
+                             role="bench", opts=MMA64))
 
 ALL = CHECK + BENCH
 

@@ -82,7 +82,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per CTA (0: 128 for d <= 64, else 64)">,
+           "Query rows per CTA (0: mma_sync 128 (64 also allowed); simt "
+           "128 for d <= 64, else 64)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
            "Keys per shared-memory block (0: 64 for d <= 64, else 32)">,
     Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
@@ -92,10 +93,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
            "CTAs per SM that register allocation must allow "
            "(.minnctapersm; negative: ptxas's choice)">,
-    Option<"mma", "mma", "std::string", /*default=*/"\"simt\"",
-           "Instruction family of the products: simt (f32 FMAs) or "
-           "mma_sync (tensor-core mma.sync m16n8k16, bf16/f16; ops it does "
-           "not cover fall back to simt with a remark)">,
+    Option<"mma", "mma", "std::string", /*default=*/"\"mma_sync\"",
+           "Instruction family of the products: mma_sync (default; "
+           "tensor-core mma.sync m16n8k16, bf16/f16; ops it does not cover "
+           "fall back to simt with a remark) or simt (f32 FMAs)">,
     Option<"kernelPrefix", "kernel-prefix", "std::string",
            /*default=*/"\"attn_fwd\"", "Kernel name prefix">,
     Option<"moduleName", "module-name", "std::string",

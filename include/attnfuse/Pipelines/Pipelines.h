@@ -85,9 +85,10 @@ struct GPUPipelineOptions
       llvm::cl::init("")};
   Option<std::string> mma{
       *this, "mma",
-      llvm::cl::desc("Instruction family of the products: simt or mma_sync "
+      llvm::cl::desc("Instruction family of the products: mma_sync "
+                     "(default; falls back to simt with a remark) or simt "
                      "(see convert-attn-to-gpu)"),
-      llvm::cl::init("simt")};
+      llvm::cl::init("mma_sync")};
   Option<int64_t> minCtasPerSM{
       *this, "min-ctas-per-sm",
       llvm::cl::desc("CTAs per SM that register allocation must allow"),

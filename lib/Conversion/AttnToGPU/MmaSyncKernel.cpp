@@ -3,16 +3,22 @@
 // The tensor-core (sm_80+ mma.sync m16n8k16) variant of the fused forward
 // kernel, FlashAttention-2's structure:
 //
-//   CTA = 4 warps (128 threads); warp w owns query rows q0 + 16w .. +15
-//   (BQ = 64); grid = (ceil(Nq / 64), B * Hq), x reversed.
-//   Q: the warp's 16 x D tile loaded once into mma A fragments (registers).
+//   CTA = 4 warps (128 threads); warp w owns M m16 tiles, query rows
+//   q0 + 16 M w .. + 16 M - 1 (BQ = 64 M); grid = (ceil(Nq / BQ), B * Hq),
+//   x reversed. block-q=128 (M = 2, the default): Q copied once into shared
+//   memory (cp.async) and its A fragments re-read by ldmatrix per key block,
+//   so every K/V fragment feeds two mmas (FlashAttention-2's 128 x 64 tile).
+//   block-q=64 (M = 1): the warp's 16 x D Q tile loaded once into A
+//   fragments (registers).
 //   K, V: blocks of BK = 64 keys, bf16/f16, in dynamic shared memory, two
 //   stages (cp.async 16-byte copies of block j+1 overlap the compute of j),
 //   rows padded by 8 elements so that ldmatrix's 8 row addresses hit distinct
 //   banks.
-//   S = Q K^T: mma m16n8k16 with f32 accumulators, K B-fragments by ldmatrix.
-//   Online softmax on the accumulator fragments (log2 domain, scale * log2 e
-//   applied to S in f32), row max over the quad by shuffle xor 1, 2; the row
+//   S = Q K^T: mma m16n8k16 with f32 accumulators, k-step outer (one
+//   k-step's A fragments live), K B-fragments by ldmatrix (x4: two n-tiles).
+//   Online softmax on the accumulator fragments (log2 domain; with a
+//   positive scale the row max is taken on raw S and scale * log2 e folds
+//   into exp2's FFMA), row max over the quad by shuffle xor 1, 2; the row
 //   sums l stay per-thread partial until the end.
 //   P (bf16/f16, registers) is the A operand of O += P V, V B-fragments by
 //   ldmatrix.trans. O and lse written once.
@@ -29,8 +35,10 @@
 // ldmatrix (x4): lanes 8i .. 8i+7 give the row addresses of 8x8 matrix i;
 // lane T receives register i = M_i[T/4][2(T%4), +1], or with .trans
 // M_i[2(T%4), +1][T/4].
-//   B of S (B[k][n] = K[n][k]): matrix i = K rows n0..n0+7, columns
-//   32p + 8i: registers (0, 1) = k-step 2p, (2, 3) = k-step 2p+1.
+//   A of S (Q, M = 2): matrix i = Q rows 8 (i % 2) .., columns 16 ks +
+//   8 (i / 2): registers 0..3 = reg0..reg3 of the A layout.
+//   B of S (B[k][n] = K[n][k]): matrix i = K rows 16jj + 8 (i / 2) ..,
+//   columns 16 ks + 8 (i % 2): registers (0, 1) = n-tile 2jj, (2, 3) = 2jj+1.
 //   B of PV (B[k][n] = V[k][n]), .trans: matrix i = V rows 16s + 8(i%2),
 //   columns 16n + 8(i/2): registers (0, 1) = n-tile 2n, (2, 3) = 2n+1.
 //
@@ -52,9 +60,12 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-constexpr int64_t kBQ = 64, kBK = 64, kWarps = 4, kThreads = 32 * kWarps,
-                  kPad = 8,
+constexpr int64_t kBK = 64, kWarps = 4, kThreads = 32 * kWarps, kPad = 8,
                   kStages = 2;
+/// m16 tiles per warp: 1 (BQ = 64, Q fragments in registers) or 2 (BQ = 128,
+/// Q in shared memory, re-read by ldmatrix per block; every K/V fragment
+/// feeds two mmas).
+int64_t mTilesOf(const KernelPlan &plan) { return plan.cfg.blockQ / 64; }
 
 int64_t rowStride(int64_t d) { return d + kPad; }
 
@@ -168,6 +179,8 @@ void MmaSyncEmitter::emit() {
   int64_t nO = Dv / 8;    // n-tiles of O per warp
   int64_t kQ = D / 16;    // k-steps of S
   int64_t kP = kBK / 16;  // k-steps of P V
+  const int64_t M = mTilesOf(plan), kBQ = 16 * M * kWarps;
+  const bool qInSmem = M > 1;
 
   // Shared memory: K stages then V stages, rows padded by kPad elements.
   auto workgroup =
@@ -181,8 +194,17 @@ void MmaSyncEmitter::emit() {
   auto vType = MemRefType::get({kStages, kBK, rowStride(Dv)}, elt,
                                MemRefLayoutAttrInterface(), workgroup);
   int64_t kBytes = kStages * kBK * rowStride(D) * 2;
+  int64_t vBytes = kStages * kBK * rowStride(Dv) * 2;
   Value kBuf = memref::ViewOp::create(b, loc, kType, smem, k.idx(0), {});
   Value vBuf = memref::ViewOp::create(b, loc, vType, smem, k.idx(kBytes), {});
+  // Q (M > 1): one "stage" of kBQ rows after the V stages.
+  Value qBuf;
+  if (qInSmem)
+    qBuf = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({1, kBQ, rowStride(D)}, elt,
+                        MemRefLayoutAttrInterface(), workgroup),
+        smem, k.idx(kBytes + vBytes), {});
 
   Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
@@ -195,17 +217,22 @@ void MmaSyncEmitter::emit() {
   Value g = k.divu(lane, 4), t = k.remu(lane, 4);
   Value t2 = k.mul(t, k.idx(2));
   Value q0 = k.mul(qb, k.idx(kBQ));
-  // The thread's two rows: g and g + 8 of the warp's 16.
-  Value rowA = k.add(k.add(q0, k.mul(warp, k.idx(16))), g);
-  Value rowB = k.add(rowA, k.idx(8));
-  Value rows[2] = {rowA, rowB};
-  Value rowsC[2] = {k.min(rowA, k.idx(plan.Nq - 1)),
-                    k.min(rowB, k.idx(plan.Nq - 1))};
+  // The thread's rows: per m-tile mt, g and g + 8 of the warp's tile
+  // (warp rows 16 M w + 16 mt ..): rows[2 mt + r].
+  Value warpRow0 = k.mul(warp, k.idx(16 * M));
+  SmallVector<Value> rows, rowsC;
+  for (int64_t mt = 0; mt < M; ++mt)
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = k.add(k.add(q0, warpRow0), k.add(g, k.idx(16 * mt + 8 * r)));
+      rows.push_back(row);
+      rowsC.push_back(k.min(row, k.idx(plan.Nq - 1)));
+    }
 
-  // Q A-fragments, k-step s: reg0 = Q[g][16s + 2t], reg1 = Q[g+8][16s + 2t],
-  // reg2 = Q[g][16s + 8 + 2t], reg3 = Q[g+8][16s + 8 + 2t] (pairs).
+  // Q A-fragments (M == 1), k-step s: reg0 = Q[g][16s + 2t],
+  // reg1 = Q[g+8][16s + 2t], reg2 = Q[g][16s + 8 + 2t],
+  // reg3 = Q[g+8][16s + 8 + 2t] (pairs).
   SmallVector<SmallVector<Value>> qFrag(kQ);
-  {
+  if (!qInSmem) {
     auto pairType = VectorType::get({2}, elt);
     for (int64_t s = 0; s < kQ; ++s)
       for (int64_t r = 0; r < 4; ++r) {
@@ -245,17 +272,39 @@ void MmaSyncEmitter::emit() {
   // Prologue: block kbBegin into stage 0.
   {
     SmallVector<Value> tokens;
+    if (qInSmem) {
+      // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces.
+      int64_t perRow = D / 8;
+      for (int64_t it = 0; it < kBQ * perRow / kThreads; ++it) {
+        Value flat = k.add(tid, k.idx(it * kThreads));
+        Value row = k.divu(flat, perRow);
+        Value col = k.mul(k.remu(flat, perRow), k.idx(8));
+        Value qr = k.min(k.add(q0, row), k.idx(plan.Nq - 1));
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, tokenType, qBuf, ValueRange{k.idx(0), row, col}, q,
+            ValueRange{bi, hi, qr, col}, b.getIndexAttr(8), Value(),
+            b.getUnitAttr()));
+      }
+    }
     copyBlock(k, key, kBuf, D, kbBegin, k.idx(0), tokens);
     copyBlock(k, value, vBuf, Dv, kbBegin, k.idx(0), tokens);
     waitAll(k, tokens);
   }
 
-  // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators.
-  SmallVector<Value> init = {k.f32(kNegInf), k.f32(kNegInf), k.f32(0.0),
-                             k.f32(0.0)};
-  for (int64_t i = 0; i < nO * 4; ++i)
+  // Loop state: m (2M rows), l (2M rows, thread-partial), O accumulators
+  // (m-tile mt, n-tile n: 4 (mt nO + n) ..).
+  const int64_t R = 2 * M;
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < R; ++i)
+    init.push_back(k.f32(kNegInf));
+  for (int64_t i = 0; i < R; ++i)
+    init.push_back(k.f32(0.0));
+  for (int64_t i = 0; i < M * nO * 4; ++i)
     init.push_back(k.f32(0.0));
   double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
+  // With a positive scale the row max of the raw scores times the scale is
+  // the max of the scaled scores, so the scale folds into exp2's FFMA.
+  bool foldScale = scaleLog2e > 0;
   bool tail = plan.Nk % kBK != 0;
 
   auto loop = scf::ForOp::create(
@@ -270,26 +319,45 @@ void MmaSyncEmitter::emit() {
         copyBlock(e, key, kBuf, D, e.add(kb, e.idx(1)), next, tokens);
         copyBlock(e, value, vBuf, Dv, e.add(kb, e.idx(1)), next, tokens);
 
-        // S = Q K^T: per n-tile j (keys 8j ..), ldmatrix x4 covers two
-        // k-steps: lane l addresses K row 8j + l % 8, column 32p + 8 (l / 8).
-        Value lrow = e.remu(lane, 8), lcol = e.mul(e.divu(lane, 8), e.idx(8));
-        SmallVector<Value> s(nS * 4);
-        for (int64_t j = 0; j < nS; ++j) {
-          MutableArrayRef<Value> c(s.data() + 4 * j, 4);
-          for (Value &x : c)
-            x = e.f32(0.0);
-          for (int64_t p = 0; p < kQ / 2; ++p) {
+        // ldmatrix lane addresses of A fragments (Q) and V (.trans): row
+        // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16).
+        Value lrow = e.remu(lane, 8);
+        Value arow = e.add(lrow, e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8)));
+        Value acol = e.mul(e.divu(lane, 16), e.idx(8));
+
+        // S = Q K^T; element (mt nS + j) 4 + i of s: row rows[2 mt + i / 2],
+        // key k0 + 8j + 2t + i % 2.
+        SmallVector<Value> s(M * nS * 4, e.f32(0.0));
+        // k-step outer: the A fragments of one k-step (M x 4 registers) are
+        // live at a time; a K ldmatrix x4 covers n-tiles 2jj, 2jj + 1 of the
+        // k-step (lane l: K row 16 jj + l % 8 + 8 (l / 16), column
+        // 16 ks + 8 ((l / 8) % 2)).
+        Value brow = e.add(lrow, e.mul(e.divu(lane, 16), e.idx(8)));
+        Value bcol = e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8));
+        for (int64_t ks = 0; ks < kQ; ++ks) {
+          SmallVector<SmallVector<Value>> qa(M);
+          for (int64_t mt = 0; mt < M; ++mt)
+            qa[mt] = qInSmem
+                         ? ldmatrix(e, qBuf, e.idx(0),
+                                    e.add(warpRow0, e.add(e.idx(16 * mt), arow)),
+                                    e.add(e.idx(16 * ks), acol),
+                                    /*transpose=*/false)
+                         : qFrag[ks];
+          for (int64_t jj = 0; jj < nS / 2; ++jj) {
             SmallVector<Value> bk =
-                ldmatrix(e, kBuf, stage, e.add(e.idx(8 * j), lrow),
-                         e.add(e.idx(32 * p), lcol), /*transpose=*/false);
-            mma(e, qFrag[2 * p], {bk[0], bk[1]}, c);
-            mma(e, qFrag[2 * p + 1], {bk[2], bk[3]}, c);
+                ldmatrix(e, kBuf, stage, e.add(e.idx(16 * jj), brow),
+                         e.add(e.idx(16 * ks), bcol), /*transpose=*/false);
+            for (int64_t mt = 0; mt < M; ++mt) {
+              Value *c = s.data() + 4 * (mt * nS + 2 * jj);
+              mma(e, qa[mt], {bk[0], bk[1]}, MutableArrayRef<Value>(c, 4));
+              mma(e, qa[mt], {bk[2], bk[3]}, MutableArrayRef<Value>(c + 4, 4));
+            }
           }
         }
-        for (Value &x : s)
-          x = e.fmul(x, e.f32(scaleLog2e));
+        if (!foldScale)
+          for (Value &x : s)
+            x = e.fmul(x, e.f32(scaleLog2e));
 
-        // Element 4j + i of s: row rows[i / 2], key k0 + 8j + 2t + i % 2.
         // Blocks the mask or the key tail cut get the per-element mask.
         Value k0 = e.mul(kb, e.idx(kBK));
         Value needMask;
@@ -314,19 +382,20 @@ void MmaSyncEmitter::emit() {
               [&](OpBuilder &mb, Location ml) {
                 KB m{mb, ml};
                 SmallVector<Value> masked;
-                for (int64_t j = 0; j < nS; ++j)
-                  for (int64_t i = 0; i < 4; ++i) {
-                    Value kg = m.add(m.add(k0, m.idx(8 * j + i % 2)), t2);
-                    Value vis = buildStructuralMaskVisible(mb, ml, plan.op,
-                                                           rows[i / 2], kg);
-                    if (tail) {
-                      Value in = m.ult(kg, m.idx(plan.Nk));
-                      vis = vis ? arith::AndIOp::create(mb, ml, vis, in) : in;
+                for (int64_t mt = 0; mt < M; ++mt)
+                  for (int64_t j = 0; j < nS; ++j)
+                    for (int64_t i = 0; i < 4; ++i) {
+                      Value kg = m.add(m.add(k0, m.idx(8 * j + i % 2)), t2);
+                      Value vis = buildStructuralMaskVisible(
+                          mb, ml, plan.op, rows[2 * mt + i / 2], kg);
+                      if (tail) {
+                        Value in = m.ult(kg, m.idx(plan.Nk));
+                        vis = vis ? arith::AndIOp::create(mb, ml, vis, in) : in;
+                      }
+                      Value x = s[4 * (mt * nS + j) + i];
+                      masked.push_back(
+                          vis ? m.select(vis, x, m.f32(kNegInf)) : x);
                     }
-                    Value x = s[4 * j + i];
-                    masked.push_back(vis ? m.select(vis, x, m.f32(kNegInf))
-                                         : x);
-                  }
                 scf::YieldOp::create(mb, ml, masked);
               },
               [&](OpBuilder &mb, Location ml) {
@@ -336,56 +405,71 @@ void MmaSyncEmitter::emit() {
             s[i] = ifOp.getResult(i);
         }
 
-        // Online softmax per row r in {g, g + 8} (elements i / 2 == r).
-        SmallVector<Value> mNew(2), mSafe(2), alpha(2), lsum(2);
-        for (int64_t r = 0; r < 2; ++r) {
-          Value mx = iter[r];
+        // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
+        // i / 2 == r); m is kept scaled (log2 domain).
+        SmallVector<Value> mNew(R), negM(R), alpha(R), lsum(R);
+        for (int64_t rr = 0; rr < R; ++rr) {
+          int64_t mt = rr / 2, r = rr % 2;
+          Value mx;
           for (int64_t j = 0; j < nS; ++j)
-            for (int64_t i = 0; i < 2; ++i)
-              mx = e.fmax(mx, s[4 * j + 2 * r + i]);
+            for (int64_t i = 0; i < 2; ++i) {
+              Value x = s[4 * (mt * nS + j) + 2 * r + i];
+              mx = mx ? e.fmax(mx, x) : x;
+            }
           for (int32_t off : {1, 2})
             mx = e.fmax(mx, gpu::ShuffleOp::create(lb, ll, mx, off, 32,
                                                    gpu::ShuffleMode::XOR)
                                 .getShuffleResult());
-          mNew[r] = mx;
-          mSafe[r] = e.safeMax(mx);
-          alpha[r] = e.exp2(e.fsub(iter[r], mSafe[r]));
-          lsum[r] = e.fmul(iter[2 + r], alpha[r]);
+          if (foldScale)
+            mx = e.fmul(mx, e.f32(scaleLog2e));
+          mx = e.fmax(mx, iter[rr]);
+          mNew[rr] = mx;
+          Value mSafe = e.safeMax(mx);
+          negM[rr] = arith::NegFOp::create(lb, ll, mSafe);
+          alpha[rr] = e.exp2(e.fsub(iter[rr], mSafe));
+          lsum[rr] = e.fmul(iter[R + rr], alpha[rr]);
         }
-        for (int64_t j = 0; j < nS; ++j)
-          for (int64_t i = 0; i < 4; ++i) {
-            Value &x = s[4 * j + i];
-            x = e.exp2(e.fsub(x, mSafe[i / 2]));
-            lsum[i / 2] = e.fadd(lsum[i / 2], x);
-          }
-        SmallVector<Value> acc(iter.begin() + 4, iter.end());
-        for (int64_t n = 0; n < nO; ++n)
-          for (int64_t i = 0; i < 4; ++i)
-            acc[4 * n + i] = e.fmul(acc[4 * n + i], alpha[i / 2]);
+        for (int64_t mt = 0; mt < M; ++mt)
+          for (int64_t j = 0; j < nS; ++j)
+            for (int64_t i = 0; i < 4; ++i) {
+              int64_t rr = 2 * mt + i / 2;
+              Value &x = s[4 * (mt * nS + j) + i];
+              x = e.exp2(foldScale ? e.fma(x, e.f32(scaleLog2e), negM[rr])
+                                   : e.fadd(x, negM[rr]));
+              lsum[rr] = e.fadd(lsum[rr], x);
+            }
+        SmallVector<Value> acc(iter.begin() + 2 * R, iter.end());
+        for (int64_t mt = 0; mt < M; ++mt)
+          for (int64_t n = 0; n < nO; ++n)
+            for (int64_t i = 0; i < 4; ++i)
+              acc[4 * (mt * nO + n) + i] =
+                  e.fmul(acc[4 * (mt * nO + n) + i], alpha[2 * mt + i / 2]);
 
-        // O += P V: A of k-step s from the C fragments of n-tiles 2s, 2s+1;
-        // V by ldmatrix.trans, lane l addresses V row 16s + l % 8 +
-        // 8 ((l / 8) % 2), column 16n + 8 (l / 16).
-        Value vrow = e.add(lrow, e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8)));
-        Value vcol = e.mul(e.divu(lane, 16), e.idx(8));
+        // O += P V: A of k-step ks from the C fragments of n-tiles 2ks,
+        // 2ks + 1; V by ldmatrix.trans (rows 16 ks + arow, columns
+        // 16n + acol): registers (0, 1) = n-tile 2n, (2, 3) = 2n + 1.
         for (int64_t ks = 0; ks < kP; ++ks) {
-          const Value *c0 = s.data() + 8 * ks, *c1 = c0 + 4;
-          SmallVector<Value> pa = {pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
-                                   pack(e, c1[0], c1[1]),
-                                   pack(e, c1[2], c1[3])};
+          SmallVector<SmallVector<Value>> pa(M);
+          for (int64_t mt = 0; mt < M; ++mt) {
+            const Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
+            pa[mt] = {pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
+                      pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
+          }
           for (int64_t n = 0; n < nO / 2; ++n) {
             SmallVector<Value> bv =
-                ldmatrix(e, vBuf, stage, e.add(e.idx(16 * ks), vrow),
-                         e.add(e.idx(16 * n), vcol), /*transpose=*/true);
-            mma(e, pa, {bv[0], bv[1]},
-                MutableArrayRef<Value>(acc.data() + 8 * n, 4));
-            mma(e, pa, {bv[2], bv[3]},
-                MutableArrayRef<Value>(acc.data() + 8 * n + 4, 4));
+                ldmatrix(e, vBuf, stage, e.add(e.idx(16 * ks), arow),
+                         e.add(e.idx(16 * n), acol), /*transpose=*/true);
+            for (int64_t mt = 0; mt < M; ++mt) {
+              Value *a = acc.data() + 4 * (mt * nO + 2 * n);
+              mma(e, pa[mt], {bv[0], bv[1]}, MutableArrayRef<Value>(a, 4));
+              mma(e, pa[mt], {bv[2], bv[3]}, MutableArrayRef<Value>(a + 4, 4));
+            }
           }
         }
         // Block kb + 1 landed and every warp is done with stage `stage`.
         waitAll(e, tokens);
-        SmallVector<Value> yields = {mNew[0], mNew[1], lsum[0], lsum[1]};
+        SmallVector<Value> yields(mNew);
+        yields.append(lsum);
         yields.append(acc);
         scf::YieldOp::create(lb, ll, yields);
       });
@@ -393,8 +477,9 @@ void MmaSyncEmitter::emit() {
   // l over the quad; O = (l > 0) ? acc / l : 0; lse = m'' ln 2 + log l.
   auto pairType = VectorType::get({2}, elt);
   auto f2 = VectorType::get({2}, f32);
-  for (int64_t r = 0; r < 2; ++r) {
-    Value m = loop.getResult(r), l = loop.getResult(2 + r);
+  for (int64_t rr = 0; rr < R; ++rr) {
+    int64_t mt = rr / 2, r = rr % 2;
+    Value m = loop.getResult(rr), l = loop.getResult(R + rr);
     for (int32_t off : {1, 2})
       l = k.fadd(l, gpu::ShuffleOp::create(b, loc, l, off, 32,
                                            gpu::ShuffleMode::XOR)
@@ -403,16 +488,17 @@ void MmaSyncEmitter::emit() {
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, k.f32(0));
     Value inv = k.select(positive, arith::DivFOp::create(b, loc, k.f32(1), l),
                          k.f32(0.0));
-    Value valid = k.ult(rows[r], k.idx(plan.Nq));
+    Value valid = k.ult(rows[rr], k.idx(plan.Nq));
     scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
       KB e{nb, nl};
       for (int64_t n = 0; n < nO; ++n) {
-        Value x = e.fmul(loop.getResult(4 + 4 * n + 2 * r), inv);
-        Value y = e.fmul(loop.getResult(4 + 4 * n + 2 * r + 1), inv);
+        int64_t base = 2 * R + 4 * (mt * nO + n) + 2 * r;
+        Value x = e.fmul(loop.getResult(base), inv);
+        Value y = e.fmul(loop.getResult(base + 1), inv);
         Value v = vector::FromElementsOp::create(nb, nl, f2, ValueRange{x, y});
         v = arith::TruncFOp::create(nb, nl, pairType, v);
         vector::StoreOp::create(nb, nl, v, out,
-                                ValueRange{bi, hi, rows[r],
+                                ValueRange{bi, hi, rows[rr],
                                            e.add(e.idx(8 * n), t2)},
                                 /*nontemporal=*/false, llvm::MaybeAlign(4));
       }
@@ -423,7 +509,7 @@ void MmaSyncEmitter::emit() {
         Value rowLse = f.fadd(f.fmul(f.safeMax(m), f.f32(kLn2)),
                               math::LogOp::create(fb, fl, l));
         memref::StoreOp::create(fb, fl, rowLse, lse,
-                                ValueRange{bi, hi, rows[r]});
+                                ValueRange{bi, hi, rows[rr]});
         scf::YieldOp::create(fb, fl);
       });
       scf::YieldOp::create(nb, nl);
@@ -446,7 +532,10 @@ std::string attnfuse::gpu_kernels::mmaSyncUnsupportedReason(AttentionOp op) {
 }
 
 int64_t attnfuse::gpu_kernels::mmaSyncSharedBytes(const KernelPlan &plan) {
-  return kStages * kBK * (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
+  int64_t bytes = kStages * kBK * (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
+  if (mTilesOf(plan) > 1)
+    bytes += 16 * mTilesOf(plan) * kWarps * rowStride(plan.D) * 2;
+  return bytes;
 }
 
 void attnfuse::gpu_kernels::emitMmaSyncKernel(KernelPlan &plan, OpBuilder &b,

@@ -1,4 +1,4 @@
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=simt -split-input-file | FileCheck %s
 
 // The launch, the kernel's signature and its launch configuration (defaults
 // for d = 64: 128 rows per CTA, 2 threads per row, 64-key f32 K/V blocks).

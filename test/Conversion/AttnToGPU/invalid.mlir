@@ -1,4 +1,4 @@
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="block-k=128" -verify-diagnostics
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt block-k=128" -verify-diagnostics
 
 func.func @negative_too_much_shared_memory(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{exceed 48 KB of static shared memory}}

@@ -1,36 +1,44 @@
-// The mma.sync (tensor-core) instruction family, mma=mma_sync: kernel
-// structure, the fallback remark, the PTX of the bf16 d = 128 kernel
-// (mma.sync m16n8k16, ldmatrix, cp.async) and, with ptxas, no spills.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics | FileCheck %s
+// The mma.sync (tensor-core) instruction family, the default (mma=mma_sync,
+// block-q=128): kernel structure, the fallback remark, the PTX of the bf16
+// d = 128 kernel (mma.sync m16n8k16, ldmatrix, cp.async) and, with ptxas, no
+// spills; block-q=64 (Q fragments in registers).
+// RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics -o /dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=64" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=BQ64
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=mma_sync" -split-input-file -o %t.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -o %t.stage1.mlir
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -split-input-file -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // BAD: unknown mma family 'wgmma'
+// BQ32: mma=mma_sync takes block-q 64 or 128, not 32
 
-// 4 warps of 16 rows (grid x = ceil(100 / 64)), 64-key bf16 K/V blocks in
-// two stages of dynamic shared memory (rows padded to 136 elements):
-// 2 * 64 * 136 * 2 bytes * (K, V) = 69632.
+// 4 warps of 32 rows (grid x = ceil(100 / 128)), 64-key bf16 K/V blocks in
+// two stages of dynamic shared memory (rows padded to 136 elements), then
+// the 128 Q rows: 2 * 64 * 136 * 2 bytes * (K, V) + 128 * 136 * 2 = 104448.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK:         gpu.launch_func @attn_kernels::@attn_fwd_0 blocks in ({{.*}}) threads in ({{.*}}) dynamic_shared_memory_size %{{.+}} args(
 // CHECK:       gpu.func @attn_fwd_0(
 // CHECK-NOT:     workgroup(
 // CHECK-SAME:    kernel
-// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 64, 64, 1, 64>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 2, 8, 1>
+// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 128, 64, 1, 64>, attn.dynamic_shared = 104448 : i64, attn.family = "mma_sync", attn.grid = array<i64: 1, 8, 1>
 // CHECK:         gpu.dynamic_shared_memory
 // CHECK:         memref.view {{.*}} to memref<2x64x136xbf16, #gpu.address_space<workgroup>>
 // CHECK:         memref.view {{.*}} to memref<2x64x136xbf16, #gpu.address_space<workgroup>>
-// Q fragments straight from global memory, pairs of elements.
-// CHECK:         vector.load %arg0{{.*}} : memref<2x4x100x128xbf16>, vector<2xbf16>
+// CHECK:         %[[QS:.+]] = memref.view {{.*}} to memref<1x128x136xbf16, #gpu.address_space<workgroup>>
+// Q through shared memory (cp.async), then the first K/V block.
+// CHECK-NOT:     vector.load %arg0
+// CHECK:         nvgpu.device_async_copy %arg0{{.*}}, %[[QS]]{{.*}}, 8 {bypassL1}
 // CHECK:         nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
 // CHECK:         nvgpu.device_async_wait
 // CHECK:         gpu.barrier
 // CHECK:         scf.for
 // CHECK:           nvgpu.device_async_copy
+// Q A-fragments re-read per block by ldmatrix, K B-fragments.
+// CHECK:           nvgpu.ldmatrix %[[QS]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:           nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // The diagonal blocks get the per-element mask.
@@ -59,6 +67,16 @@
 // (extract_kernels.py takes the first gpu.binary: the bf16 d = 128 kernel.)
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// block-q=64: 4 warps of 16 rows (grid x = 2), K/V stages only (69632
+// bytes), Q fragments straight from global memory, pairs of elements.
+// BQ64-LABEL: func.func @causal_gqa
+// BQ64:       gpu.func @attn_fwd_0(
+// BQ64-SAME:    attn.config = array<i64: 64, 64, 1, 64>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 2, 8, 1>
+// BQ64:         vector.load %arg0{{.*}} : memref<2x4x100x128xbf16>, vector<2xbf16>
+// BQ64:         scf.for
+// BQ64:           nvgpu.ldmatrix
+// BQ64:           nvvm.mma.sync
 func.func @causal_gqa(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x2x130x128xbf16>, %v: tensor<2x2x130x128xbf16>) -> (tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x4x100x128xbf16>, tensor<2x2x130x128xbf16>, tensor<2x2x130x128xbf16>) {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>} -> tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>
   return %o, %lse : tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>
@@ -69,7 +87,7 @@ func.func @causal_gqa(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x2x130x128xbf16>
 // f16, d = 64, no mask, Nk a multiple of the block: no per-element mask.
 // CHECK-LABEL: func.func @plain_f16
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.dynamic_shared = 36864 : i64, attn.family = "mma_sync"
+// CHECK-SAME:    attn.dynamic_shared = 55296 : i64, attn.family = "mma_sync"
 // CHECK:         scf.for
 // CHECK-NOT:       scf.if
 // CHECK:           nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>

@@ -1,8 +1,8 @@
 // The whole pipeline to a PTX module: no unresolved libdevice calls, exp2 as
 // ex2.approx, 16-byte shared-memory loads; with ptxas, no spills.
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" | FileCheck %s
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=simt" | FileCheck %s
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=simt" -o %t.mlir
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=simt -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}

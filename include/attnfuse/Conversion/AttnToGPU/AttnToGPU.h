@@ -15,8 +15,9 @@ enum class InstructionFamily {
   /// f32 FMAs on CUDA cores (any element type, every feature of the op).
   Simt,
   /// Warp-level tensor-core mma.sync m16n8k16 (sm_80+), bf16/f16 operands
-  /// and f32 accumulators, FlashAttention-2's structure: 4 warps of 16 query
-  /// rows, K/V blocks of 64 keys double-buffered in shared memory through
+  /// and f32 accumulators, FlashAttention-2's structure: 4 warps of 32 query
+  /// rows (two m16 tiles, Q in shared memory; block-q=64: 16 rows, Q in
+  /// registers), K/V blocks of 64 keys double-buffered in shared memory through
   /// cp.async, ldmatrix fragments, P kept in registers. Ops it does not cover
   /// (f32, bias, keep mask, score_mod, dropout, head dims not multiples of
   /// 32 or above 128) fall back to Simt with a remark.
@@ -40,9 +41,9 @@ struct AttentionKernelOptions {
   /// CTAs per SM that ptxas must make room for (`.minnctapersm`); 1 lets a
   /// thread use up to 255 registers. Negative: leave it to ptxas.
   int64_t minCtasPerSM = 1;
-  /// The products' instruction family. With MmaSync, blockQ/blockK are fixed
-  /// at 64/64 and threadsPerRow/chunk are unused.
-  InstructionFamily family = InstructionFamily::Simt;
+  /// The products' instruction family. With MmaSync, blockQ is 128
+  /// (default) or 64, blockK is 64 and threadsPerRow/chunk are unused.
+  InstructionFamily family = InstructionFamily::MmaSync;
 };
 
 /// Defaults per head dimension, filled into the zero fields of `options`:
