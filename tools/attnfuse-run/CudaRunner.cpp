@@ -197,13 +197,17 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
         kernel.binary, kernel.name, kernel.dynamicSharedMemoryBytes);
     if (!function)
       return fail(function.takeError());
-    SmallVector<uint64_t> values; // pointers or scalars, 8 bytes each
-    for (const Operand &o : operands) {
+    SmallVector<uint64_t> values; // pointers or i64 scalars, 8 bytes each
+    for (auto [o, type] : llvm::zip(operands, kernel.argumentTypes)) {
+      if (type != "ptr" && type != "i64")
+        return fail(llvm::createStringError(
+            "kernel " + kernel.name + " takes a " + type +
+            " argument; --target=cuda passes pointers and i64 scalars"));
       if (o.kind == Operand::Buffer)
         values.push_back(bufferPtrs[o.index]);
       else if (argumentPtrs[o.index])
         values.push_back(argumentPtrs[o.index]);
-      else // a scalar argument, passed by value (i64 seed)
+      else // a scalar argument, passed by value (the dropout seed)
         values.push_back(static_cast<uint64_t>(inputs[o.index].getInt(0)));
     }
     SmallVector<void *> arguments;
