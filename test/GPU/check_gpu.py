@@ -26,12 +26,12 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
 from cuda_launch import AttentionKernel  # noqa: E402
 import gpu_configs  # noqa: E402
-import reference  # noqa: E402
+import reference as fp64_reference  # noqa: E402
 
 DT = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 def dropout_keep(seed, p, shape):
     """attn.attention's dropout mask (Philox4x32-10), from test/lib/reference.py."""
-    return torch.from_numpy(reference.dropout_keep(seed, p, shape))
+    return torch.from_numpy(fp64_reference.dropout_keep(seed, p, shape))
 
 
 def structural_visible(c):
