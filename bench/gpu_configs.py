@@ -93,6 +93,20 @@ for d in (64, 128):
                              mask="causal" if causal else "none",
                              role="bench", opts=MMA64))
 
+# block-k=64 at d = 128 (the default there until 2026-11-30: 255 registers
+# and 52-124 bytes of spills; the default is now block-k=32 above d = 64):
+# the mma_sync check configurations again and the d = 128 benchmark shapes.
+MMAK64 = "mma=mma_sync block-q=128 block-k=64"
+for c in [c for c in CHECK if c["opts"] == MMA and c["D"] > 64]:
+    CHECK.append(dict(c, name=c["name"] + "_bk64", opts=MMAK64))
+for d in (128,):
+    for n in (1024, 4096, 16384):
+        for causal in (0, 1):
+            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}_mma_bk64",
+                             B=16384 // n, Hq=2048 // d, Nq=n, D=d,
+                             mask="causal" if causal else "none",
+                             role="bench", opts=MMAK64))
+
 ALL = CHECK + BENCH
 
 

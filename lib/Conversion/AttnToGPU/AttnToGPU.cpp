@@ -442,9 +442,18 @@ LogicalResult attnfuse::convertAttentionToGPU(
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-q 64 or 128, not "
                               << resolved.blockQ;
-    resolved.blockK = 64;
+    // 64 keys per block, 32 with block-q=128 above d = 64: 128 x 64 at
+    // d = 128 needs O (128) + S (64) f32 registers per thread and spilled
+    // 48-132 bytes under 255 registers; 32 keys fit without (docs/GPU.md).
+    if (resolved.blockK == 0)
+      resolved.blockK =
+          resolved.blockQ == 128 && std::max(plan.D, plan.Dv) > 64 ? 32 : 64;
+    if (resolved.blockK != 32 && resolved.blockK != 64)
+      return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
+                                 "block-k 32 or 64, not "
+                              << resolved.blockK;
     resolved.threadsPerRow = 1;
-    resolved.chunk = 64;
+    resolved.chunk = resolved.blockK;
   } else {
     resolved.family = InstructionFamily::Simt;
   }

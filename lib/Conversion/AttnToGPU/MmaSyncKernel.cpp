@@ -10,7 +10,8 @@
 //   so every K/V fragment feeds two mmas (FlashAttention-2's 128 x 64 tile).
 //   block-q=64 (M = 1): the warp's 16 x D Q tile loaded once into A
 //   fragments (registers).
-//   K, V: blocks of BK = 64 keys, bf16/f16, in dynamic shared memory, two
+//   K, V: blocks of BK = block-k keys (64; 32 with block-q=128 above d = 64,
+//   where 64 spills), bf16/f16, in dynamic shared memory, two
 //   stages (cp.async 16-byte copies of block j+1 overlap the compute of j),
 //   rows padded by 8 elements so that ldmatrix's 8 row addresses hit distinct
 //   banks.
@@ -60,7 +61,7 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-constexpr int64_t kBK = 64, kWarps = 4, kThreads = 32 * kWarps, kPad = 8,
+constexpr int64_t kWarps = 4, kThreads = 32 * kWarps, kPad = 8,
                   kStages = 2;
 /// m16 tiles per warp: 1 (BQ = 64, Q fragments in registers) or 2 (BQ = 128,
 /// Q in shared memory, re-read by ldmatrix per block; every K/V fragment
@@ -68,12 +69,14 @@ constexpr int64_t kBK = 64, kWarps = 4, kThreads = 32 * kWarps, kPad = 8,
 int64_t mTilesOf(const KernelPlan &plan) { return plan.cfg.blockQ / 64; }
 
 int64_t rowStride(int64_t d) { return d + kPad; }
+/// Keys per block: block-k, 64 or 32.
+int64_t keysOf(const KernelPlan &plan) { return plan.cfg.blockK; }
 
 class MmaSyncEmitter {
 public:
   MmaSyncEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                  ArrayRef<BlockArgument> args)
-      : plan(plan), b(b), loc(loc), k{b, loc} {
+      : plan(plan), b(b), loc(loc), k{b, loc}, kBK(keysOf(plan)) {
     q = args[0];
     key = args[1];
     value = args[2];
@@ -96,6 +99,11 @@ private:
   /// c = a * b + c on one m16n8k16 tile; c has four f32.
   void mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
            MutableArrayRef<Value> c);
+  /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
+  /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
+  /// predicated FMULs), which costs issue slots and registers in the
+  /// softmax; results below 2^-126 flush to 0, as FA2's.
+  Value exp2(KB &e, Value x);
   /// ldmatrix x4 of `buf[stage, row, col]`, the four registers as operands.
   SmallVector<Value> ldmatrix(KB &e, Value buf, Value stage, Value row,
                               Value col, bool transpose);
@@ -108,6 +116,7 @@ private:
   Type elt;
   bool isBF16;
   Value bi, hi, kvh, tid;
+  const int64_t kBK;
 };
 
 Value MmaSyncEmitter::operand(KB &e, Value pair) {
@@ -140,6 +149,13 @@ void MmaSyncEmitter::mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
     c[i] = LLVM::ExtractValueOp::create(e.b, e.loc, r, i);
 }
 
+Value MmaSyncEmitter::exp2(KB &e, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             e.b, e.loc, e.b.getF32Type(),
+             e.b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
+      .getResult(0);
+}
+
 SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
                                             Value row, Value col,
                                             bool transpose) {
@@ -156,14 +172,22 @@ SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
 void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
                                Value kb, Value stage,
                                SmallVector<Value> &tokens) {
-  // 16-byte pieces: row = flat / (width / 8), column = 8 (flat % (width / 8)).
+  // 16-byte pieces: row = flat / (width / 8), column = 8 (flat % (width / 8)),
+  // flat = tid + it * kThreads: the column is the same for every it and the
+  // row grows by kThreads / (width / 8). Without a key tail only the block
+  // index is clamped (to the last block: the prefetch after the last block
+  // re-reads it), so that the pieces' global addresses are one pointer plus
+  // constant offsets; with a tail each row is clamped to Nk - 1.
   int64_t perRow = width / 8, total = kBK * perRow;
-  Value k0 = e.mul(kb, e.idx(kBK));
+  bool tail = plan.Nk % kBK != 0;
+  Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
+  Value row0 = e.divu(tid, perRow);
+  Value col = e.mul(e.remu(tid, perRow), e.idx(8));
   for (int64_t it = 0; it < total / kThreads; ++it) {
-    Value flat = e.add(tid, e.idx(it * kThreads));
-    Value row = e.divu(flat, perRow);
-    Value col = e.mul(e.remu(flat, perRow), e.idx(8));
-    Value kr = e.min(e.add(k0, row), e.idx(plan.Nk - 1));
+    Value row = e.add(row0, e.idx(it * (kThreads / perRow)));
+    Value kr = e.add(k0, row);
+    if (tail)
+      kr = e.min(kr, e.idx(plan.Nk - 1));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         e.b, e.loc, nvgpu::DeviceAsyncTokenType::get(e.b.getContext()), buf,
         ValueRange{stage, row, col}, src, ValueRange{bi, kvh, kr, col},
@@ -426,18 +450,37 @@ void MmaSyncEmitter::emit() {
           mNew[rr] = mx;
           Value mSafe = e.safeMax(mx);
           negM[rr] = arith::NegFOp::create(lb, ll, mSafe);
-          alpha[rr] = e.exp2(e.fsub(iter[rr], mSafe));
+          alpha[rr] = exp2(e, e.fsub(iter[rr], mSafe));
           lsum[rr] = e.fmul(iter[R + rr], alpha[rr]);
         }
+        // P = exp2(...), packed to bf16/f16 pairs (the A fragments of P V)
+        // as soon as each k-step's 16 keys are done, so that the f32 values
+        // die at once; each row's 4 values of the k-step summed as a tree
+        // before they join l (short chains: ptxas does not keep the f32 P
+        // alive for a long serial sum).
+        // pa[mt][ks]: reg0 = (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks,
+        // reg2 = (c0, c1) of 2ks + 1, reg3 = (c2, c3) of 2ks + 1.
+        SmallVector<SmallVector<SmallVector<Value>>> pa(
+            M, SmallVector<SmallVector<Value>>(kP));
         for (int64_t mt = 0; mt < M; ++mt)
-          for (int64_t j = 0; j < nS; ++j)
-            for (int64_t i = 0; i < 4; ++i) {
-              int64_t rr = 2 * mt + i / 2;
-              Value &x = s[4 * (mt * nS + j) + i];
-              x = e.exp2(foldScale ? e.fma(x, e.f32(scaleLog2e), negM[rr])
-                                   : e.fadd(x, negM[rr]));
-              lsum[rr] = e.fadd(lsum[rr], x);
+          for (int64_t ks = 0; ks < kP; ++ks) {
+            Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
+            for (Value *c : {c0, c1})
+              for (int64_t i = 0; i < 4; ++i) {
+                int64_t rr = 2 * mt + i / 2;
+                Value &x = c[i];
+                x = exp2(e, foldScale
+                                ? e.fma(x, e.f32(scaleLog2e), negM[rr])
+                                : e.fadd(x, negM[rr]));
+              }
+            for (int64_t r = 0; r < 2; ++r) {
+              Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
+                                  e.fadd(c1[2 * r], c1[2 * r + 1]));
+              lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
             }
+            pa[mt][ks] = {pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
+                          pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
+          }
         SmallVector<Value> acc(iter.begin() + 2 * R, iter.end());
         for (int64_t mt = 0; mt < M; ++mt)
           for (int64_t n = 0; n < nO; ++n)
@@ -445,24 +488,19 @@ void MmaSyncEmitter::emit() {
               acc[4 * (mt * nO + n) + i] =
                   e.fmul(acc[4 * (mt * nO + n) + i], alpha[2 * mt + i / 2]);
 
-        // O += P V: A of k-step ks from the C fragments of n-tiles 2ks,
-        // 2ks + 1; V by ldmatrix.trans (rows 16 ks + arow, columns
-        // 16n + acol): registers (0, 1) = n-tile 2n, (2, 3) = 2n + 1.
+        // O += P V: A of k-step ks = pa[mt][ks]; V by ldmatrix.trans (rows
+        // 16 ks + arow, columns 16n + acol): registers (0, 1) = n-tile 2n, (2, 3) = 2n + 1.
         for (int64_t ks = 0; ks < kP; ++ks) {
-          SmallVector<SmallVector<Value>> pa(M);
-          for (int64_t mt = 0; mt < M; ++mt) {
-            const Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
-            pa[mt] = {pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
-                      pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
-          }
           for (int64_t n = 0; n < nO / 2; ++n) {
             SmallVector<Value> bv =
                 ldmatrix(e, vBuf, stage, e.add(e.idx(16 * ks), arow),
                          e.add(e.idx(16 * n), acol), /*transpose=*/true);
             for (int64_t mt = 0; mt < M; ++mt) {
               Value *a = acc.data() + 4 * (mt * nO + 2 * n);
-              mma(e, pa[mt], {bv[0], bv[1]}, MutableArrayRef<Value>(a, 4));
-              mma(e, pa[mt], {bv[2], bv[3]}, MutableArrayRef<Value>(a + 4, 4));
+              mma(e, pa[mt][ks], {bv[0], bv[1]},
+                  MutableArrayRef<Value>(a, 4));
+              mma(e, pa[mt][ks], {bv[2], bv[3]},
+                  MutableArrayRef<Value>(a + 4, 4));
             }
           }
         }
@@ -532,7 +570,8 @@ std::string attnfuse::gpu_kernels::mmaSyncUnsupportedReason(AttentionOp op) {
 }
 
 int64_t attnfuse::gpu_kernels::mmaSyncSharedBytes(const KernelPlan &plan) {
-  int64_t bytes = kStages * kBK * (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
+  int64_t bytes =
+      kStages * keysOf(plan) * (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
   if (mTilesOf(plan) > 1)
     bytes += 16 * mTilesOf(plan) * kWarps * rowStride(plan.D) * 2;
   return bytes;

@@ -16,18 +16,19 @@
 // BAD: unknown mma family 'wgmma'
 // BQ32: mma=mma_sync takes block-q 64 or 128, not 32
 
-// 4 warps of 32 rows (grid x = ceil(100 / 128)), 64-key bf16 K/V blocks in
-// two stages of dynamic shared memory (rows padded to 136 elements), then
-// the 128 Q rows: 2 * 64 * 136 * 2 bytes * (K, V) + 128 * 136 * 2 = 104448.
+// 4 warps of 32 rows (grid x = ceil(100 / 128)), 32-key bf16 K/V blocks (the
+// default above d = 64) in two stages of dynamic shared memory (rows padded
+// to 136 elements), then the 128 Q rows: 2 * 32 * 136 * 2 bytes * (K, V) +
+// 128 * 136 * 2 = 69632.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK:         gpu.launch_func @attn_kernels::@attn_fwd_0 blocks in ({{.*}}) threads in ({{.*}}) dynamic_shared_memory_size %{{.+}} args(
 // CHECK:       gpu.func @attn_fwd_0(
 // CHECK-NOT:     workgroup(
 // CHECK-SAME:    kernel
-// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 128, 64, 1, 64>, attn.dynamic_shared = 104448 : i64, attn.family = "mma_sync", attn.grid = array<i64: 1, 8, 1>
+// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 128, 32, 1, 32>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 1, 8, 1>
 // CHECK:         gpu.dynamic_shared_memory
-// CHECK:         memref.view {{.*}} to memref<2x64x136xbf16, #gpu.address_space<workgroup>>
-// CHECK:         memref.view {{.*}} to memref<2x64x136xbf16, #gpu.address_space<workgroup>>
+// CHECK:         memref.view {{.*}} to memref<2x32x136xbf16, #gpu.address_space<workgroup>>
+// CHECK:         memref.view {{.*}} to memref<2x32x136xbf16, #gpu.address_space<workgroup>>
 // CHECK:         %[[QS:.+]] = memref.view {{.*}} to memref<1x128x136xbf16, #gpu.address_space<workgroup>>
 // Q through shared memory (cp.async), then the first K/V block.
 // CHECK-NOT:     vector.load %arg0
@@ -46,7 +47,7 @@
 // CHECK:             arith.select
 // CHECK:           gpu.shuffle  xor
 // CHECK:           gpu.shuffle  xor
-// CHECK:           math.exp2
+// CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // P rounded to bf16 in registers is the A operand of P V.
 // CHECK:           arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
@@ -63,7 +64,7 @@
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-DAG: shfl.sync.bfly
-// PTX-DAG: ex2.approx
+// PTX-DAG: ex2.approx.ftz.f32
 // (extract_kernels.py takes the first gpu.binary: the bf16 d = 128 kernel.)
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
