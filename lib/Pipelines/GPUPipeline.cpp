@@ -10,12 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse/Conversion/Passes.h"
+#include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 #include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -42,6 +44,13 @@ static std::string findCudaToolkit(const std::string &option) {
 
 void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
                                             const GPUPipelineOptions &options) {
+  // Unfused chains become attn.attention first, as in the CPU pipeline.
+  attn::AttnRaiseAttentionOptions raise;
+  raise.report = options.raiseReport;
+  pm.addPass(attn::createAttnRaiseAttention(raise));
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+
   // The fused kernels and their launches.
   ConvertAttnToGPUOptions kernel;
   kernel.blockQ = options.blockQ;
