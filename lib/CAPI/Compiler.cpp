@@ -402,7 +402,7 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
     resultWords += attnfuse::getMemrefDescriptorWords(result.shape.size());
   std::vector<int64_t> resultStorage(resultWords);
   void *resultsPtr = resultStorage.data();
-  std::vector<std::vector<int64_t>> descriptors(args.size());
+  std::vector<llvm::SmallVector<int64_t>> descriptors(args.size());
   std::vector<void *> descriptorPtrs(args.size());
   llvm::SmallVector<void *> packed;
   if (resultWords)
@@ -412,16 +412,9 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
       packed.push_back(copies[i].data());
       continue;
     }
-    std::vector<int64_t> &words = descriptors[i];
-    words.resize(attnfuse::getMemrefDescriptorWords(arg.rank));
-    words[0] = words[1] = reinterpret_cast<intptr_t>(copies[i].data());
-    words[2] = 0;
-    int64_t stride = 1;
-    for (intptr_t d = arg.rank - 1; d >= 0; --d) {
-      words[3 + d] = arg.shape[d];
-      words[3 + arg.rank + d] = stride;
-      stride *= arg.shape[d];
-    }
+    llvm::SmallVector<int64_t> &words = descriptors[i];
+    words = attnfuse::describeDenseMemref(
+        copies[i].data(), llvm::ArrayRef<int64_t>(arg.shape, arg.rank));
     descriptorPtrs[i] = words.data();
     packed.push_back(&descriptorPtrs[i]);
   }
@@ -437,23 +430,16 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
   const int64_t *words = resultStorage.data();
   for (auto [i, want] : llvm::enumerate(c.results)) {
     size_t rank = want.shape.size();
-    const int64_t *sizes = words + 3, *strides = words + 3 + rank;
+    const int64_t *sizes = words + 3;
     Tensor out{want.elementType, std::vector<int64_t>(sizes, sizes + rank),
                {}};
     size_t elementBytes = attnfuseElementTypeGetByteSize(want.elementType);
     int64_t n = getNumElements(out.shape);
     out.storage.resize((n * elementBytes + 7) / 8 + 1);
-    const char *aligned = reinterpret_cast<const char *>(words[1]);
-    char *dst = reinterpret_cast<char *>(out.storage.data());
-    for (int64_t e = 0; e < n; ++e) {
-      int64_t offset = words[2];
-      for (int64_t d = rank - 1, rest = e; d >= 0; --d) {
-        offset += rest % sizes[d] * strides[d];
-        rest /= sizes[d];
-      }
-      std::memcpy(dst + e * elementBytes, aligned + offset * elementBytes,
-                  elementBytes);
-    }
+    attnfuse::copyMemref(
+        words,
+        attnfuse::describeDenseMemref(out.storage.data(), out.shape).data(),
+        rank, elementBytes);
     if (c.ownsResults)
       allocations.insert(reinterpret_cast<void *>(words[0]));
     r.results.push_back(std::move(out));

@@ -18,29 +18,49 @@ struct UnrankedDescriptor {
 };
 
 /// MLIR's C runner utility `memrefCopy` (what memref.copy of strided memrefs
-/// lowers to): copies `src` into `dst` element by element, both strided.
+/// lowers to).
 void memrefCopy(int64_t elementSize, UnrankedDescriptor *src,
                 UnrankedDescriptor *dst) {
-  int64_t rank = src->rank;
-  const int64_t *s = src->ranked, *d = dst->ranked;
-  const char *from = reinterpret_cast<const char *>(s[1]);
-  char *to = reinterpret_cast<char *>(d[1]);
-  int64_t n = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    n *= s[3 + i];
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t fromOffset = s[2], toOffset = d[2];
-    for (int64_t i = rank - 1, rest = e; i >= 0; --i) {
-      int64_t index = rest % s[3 + i];
-      rest /= s[3 + i];
-      fromOffset += index * s[3 + rank + i];
-      toOffset += index * d[3 + rank + i];
-    }
-    std::memcpy(to + toOffset * elementSize, from + fromOffset * elementSize,
-                elementSize);
-  }
+  attnfuse::copyMemref(src->ranked, dst->ranked, src->rank, elementSize);
 }
 } // namespace
+
+SmallVector<int64_t> attnfuse::describeDenseMemref(void *data,
+                                                  ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> words(getMemrefDescriptorWords(rank));
+  words[0] = words[1] = reinterpret_cast<intptr_t>(data);
+  words[2] = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    words[3 + i] = shape[i];
+    words[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return words;
+}
+
+void attnfuse::copyMemref(const int64_t *src, const int64_t *dst, int64_t rank,
+                          size_t elementBytes) {
+  // Descriptor words: allocated, aligned, offset, sizes[rank], strides[rank].
+  const char *from = reinterpret_cast<const char *>(src[1]);
+  char *to = reinterpret_cast<char *>(dst[1]);
+  const int64_t *sizes = src + 3;
+  int64_t n = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    n *= sizes[i];
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t fromOffset = src[2], toOffset = dst[2];
+    for (int64_t i = rank - 1, rest = e; i >= 0; --i) {
+      int64_t index = rest % sizes[i];
+      rest /= sizes[i];
+      fromOffset += index * src[3 + rank + i];
+      toOffset += index * dst[3 + rank + i];
+    }
+    std::memcpy(to + toOffset * elementBytes, from + fromOffset * elementBytes,
+                elementBytes);
+  }
+}
 
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 attnfuse::createHostExecutionEngine(ModuleOp module) {

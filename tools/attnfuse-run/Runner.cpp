@@ -10,7 +10,6 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Pass/PassManager.h"
 
-#include <cstring>
 
 using namespace mlir;
 using namespace attnfuse_run;
@@ -32,23 +31,6 @@ LogicalResult attnfuse_run::lowerToLLVM(ModuleOp module, StringRef entry,
   return pm.run(module);
 }
 
-
-/// Returns the descriptor of the contiguous row-major buffer of `tensor`.
-static SmallVector<int64_t> describe(HostTensor &tensor) {
-  ArrayRef<int64_t> shape = tensor.getShape();
-  int64_t rank = shape.size();
-  SmallVector<int64_t> words(attnfuse::getMemrefDescriptorWords(rank));
-  words[0] = words[1] = reinterpret_cast<intptr_t>(tensor.data());
-  words[2] = 0;
-  int64_t stride = 1;
-  for (int64_t i = rank - 1; i >= 0; --i) {
-    words[3 + i] = shape[i];
-    words[3 + rank + i] = stride;
-    stride *= shape[i];
-  }
-  return words;
-}
-
 /// Copies the (possibly strided) memref described at `words` into a new
 /// tensor of `type`.
 static llvm::Expected<HostTensor> readResult(const int64_t *words,
@@ -57,21 +39,14 @@ static llvm::Expected<HostTensor> readResult(const int64_t *words,
   ElementKind kind = *getElementKind(type.getElementType());
   HostTensor tensor(kind, type.getShape());
   int64_t rank = type.getRank();
-  const int64_t *sizes = words + 3, *strides = words + 3 + rank;
-  if (ArrayRef<int64_t>(sizes, rank) != type.getShape())
+  if (ArrayRef<int64_t>(words + 3, rank) != type.getShape())
     return llvm::createStringError("result " + std::to_string(index) +
                                    " has unexpected sizes");
-  const char *aligned = reinterpret_cast<const char *>(words[1]);
-  unsigned size = getByteSize(kind);
-  char *out = static_cast<char *>(tensor.data());
-  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
-    int64_t offset = words[2];
-    for (int64_t d = rank - 1, rest = i; d >= 0; --d) {
-      offset += rest % sizes[d] * strides[d];
-      rest /= sizes[d];
-    }
-    std::memcpy(out + i * size, aligned + offset * size, size);
-  }
+  attnfuse::copyMemref(words,
+                       attnfuse::describeDenseMemref(tensor.data(),
+                                                     type.getShape())
+                           .data(),
+                       rank, getByteSize(kind));
   return tensor;
 }
 
@@ -106,7 +81,8 @@ attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
       packed.push_back(args[i].data());
       continue;
     }
-    descriptors[i] = describe(args[i]);
+    descriptors[i] =
+        attnfuse::describeDenseMemref(args[i].data(), args[i].getShape());
     descriptorPtrs[i] = descriptors[i].data();
     packed.push_back(&descriptorPtrs[i]);
   }

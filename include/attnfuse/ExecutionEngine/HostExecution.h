@@ -11,6 +11,8 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
@@ -30,6 +32,16 @@ createHostExecutionEngine(mlir::ModuleOp module);
 /// int64_t strides[R];}. All words are 8 bytes, so a struct of descriptors
 /// (several results) has no padding.
 inline size_t getMemrefDescriptorWords(int64_t rank) { return 3 + 2 * rank; }
+
+/// The C-interface descriptor of the dense row-major buffer `data` of `shape`.
+llvm::SmallVector<int64_t> describeDenseMemref(void *data,
+                                               llvm::ArrayRef<int64_t> shape);
+
+/// Copies the memref described by `src` into the one described by `dst`
+/// (descriptors as above, rank `rank`, either strided; `dst` has `src`'s
+/// sizes), element by element.
+void copyMemref(const int64_t *src, const int64_t *dst, int64_t rank,
+                size_t elementBytes);
 
 } // namespace attnfuse
 
