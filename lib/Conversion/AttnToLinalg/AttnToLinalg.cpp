@@ -414,25 +414,17 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
 }
 
 namespace {
-struct AttentionBackwardToLinalgPattern
-    : OpRewritePattern<AttentionBackwardOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionBackwardOp op,
+/// Replaces an attention op (forward or backward) by its reference lowering.
+template <typename OpTy>
+struct AttentionToLinalgPattern : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> results =
-        lowerAttentionBackwardToLinalg(rewriter, op);
-    if (failed(results))
-      return failure();
-    rewriter.replaceOp(op, *results);
-    return success();
-  }
-};
-
-struct AttentionToLinalgPattern : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Value>> results = lowerAttentionToLinalg(rewriter, op);
+    FailureOr<SmallVector<Value>> results;
+    if constexpr (std::is_same_v<OpTy, AttentionOp>)
+      results = lowerAttentionToLinalg(rewriter, op);
+    else
+      results = lowerAttentionBackwardToLinalg(rewriter, op);
     if (failed(results))
       return failure();
     rewriter.replaceOp(op, *results);
@@ -457,6 +449,7 @@ struct ConvertAttnToLinalgPass
 
 void attnfuse::populateAttnToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AttentionToLinalgPattern, AttentionBackwardToLinalgPattern>(
+  patterns.add<AttentionToLinalgPattern<AttentionOp>,
+               AttentionToLinalgPattern<AttentionBackwardOp>>(
       patterns.getContext());
 }
