@@ -56,6 +56,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace attnfuse {
 #define GEN_PASS_DEF_CONVERTATTNTOGPU
@@ -260,23 +261,10 @@ void KernelEmitter::emit() {
     }
   }
 
-  // Key blocks that the structural mask can show to rows [q0, q0 + bq):
-  // k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
-  Value kbBegin = k.idx(0), kbEnd = k.idx(plan.numKB);
-  {
-    const MaskWindow &w = plan.window;
-    Value bq = k.min(k.idx(BQ), k.sub(k.idx(plan.Nq), q0));
-    if (plan.leftBounded)
-      kbBegin = k.max(kbBegin, k.floorDiv(k.sub(k.add(q0, k.idx(w.offset)),
-                                                k.idx(w.left)),
-                                          BK));
-    if (plan.rightBounded)
-      kbEnd = k.min(kbEnd,
-                    k.add(k.floorDiv(k.add(k.add(q0, bq),
-                                           k.idx(w.offset - 1 + w.right)),
-                                     BK),
-                          k.idx(1)));
-  }
+  // Key blocks that the structural mask can show to rows [q0, q0 + BQ).
+  Value kbBegin, kbEnd;
+  std::tie(kbBegin, kbEnd) = k.keyBlockRange(
+      plan, q0, k.min(k.idx(BQ), k.sub(k.idx(plan.Nq), q0)), BK);
 
   SmallVector<Value> init = {k.f32(kNegInf), k.f32(0.0)};
   for (int64_t i = 0; i < ev; ++i)

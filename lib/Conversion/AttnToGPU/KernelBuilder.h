@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace attnfuse::gpu_kernels {
 using namespace mlir;
@@ -95,6 +96,22 @@ struct KB {
     Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                         f32(kNegInf));
     return select(isInf, f32(0.0), m);
+  }
+  /// Key blocks of `blockK` keys that the structural mask of `plan` can show
+  /// to query rows [q0, q0 + bq): k >= q0 + off - left and
+  /// k <= q0 + bq - 1 + off + right. Returns [begin, end).
+  std::pair<Value, Value> keyBlockRange(const KernelPlan &plan, Value q0,
+                                        Value bq, int64_t blockK) {
+    const MaskWindow &w = plan.window;
+    Value begin = idx(0), end = idx(plan.numKB);
+    if (plan.leftBounded)
+      begin = max(begin,
+                  floorDiv(sub(add(q0, idx(w.offset)), idx(w.left)), blockK));
+    if (plan.rightBounded)
+      end = min(end, add(floorDiv(add(add(q0, bq), idx(w.offset - 1 + w.right)),
+                                  blockK),
+                         idx(1)));
+    return {begin, end};
   }
 };
 

@@ -56,6 +56,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
@@ -270,20 +272,9 @@ void MmaSyncEmitter::emit() {
 
   // Key blocks the structural mask can show (as in the SIMT kernel).
   const MaskWindow &w = plan.window;
-  Value kbBegin = k.idx(0), kbEnd = k.idx(plan.numKB);
-  {
-    Value bq = k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0));
-    if (plan.leftBounded)
-      kbBegin = k.max(kbBegin, k.floorDiv(k.sub(k.add(q0, k.idx(w.offset)),
-                                                k.idx(w.left)),
-                                          kBK));
-    if (plan.rightBounded)
-      kbEnd = k.min(kbEnd,
-                    k.add(k.floorDiv(k.add(k.add(q0, bq),
-                                           k.idx(w.offset - 1 + w.right)),
-                                     kBK),
-                          k.idx(1)));
-  }
+  Value kbBegin, kbEnd;
+  std::tie(kbBegin, kbEnd) = k.keyBlockRange(
+      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
 
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   auto waitAll = [&](KB &e, SmallVector<Value> &tokens) {
