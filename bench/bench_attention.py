@@ -2,8 +2,9 @@
 """Forward attention throughput on one GPU: attnfuse against PyTorch's peers.
 
 A script, not a test. For each 'bench' configuration of bench/gpu_configs.py
-(bf16, d in {64, 128}, N in {1k, 4k, 16k}, B*N = 16k tokens, H = 2048/d,
-causal in {0, 1}), compiled beforehand by scripts/build-gpu-artifacts.sh,
+(bf16, d in {64, 128}, N in {1k, 4k, 16k}, and d = 256 at 4k, B*N = 16k
+tokens, H = 2048/d, causal in {0, 1}; 'variant' configurations: attnfuse
+alone, other kernel configurations and fused features), compiled beforehand by scripts/build-gpu-artifacts.sh,
 times in one process: attnfuse's kernel (launched through
 python-bindings/attnfuse/cuda_launch.py), torch SDPA with the flash (FA2),
 cudnn and efficient backends, FlexAttention under torch.compile, and naive
@@ -31,6 +32,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python-bindings", "attnfuse"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "test", "GPU"))
 from cuda_launch import AttentionKernel  # noqa: E402
 
 FLEX_BUDGET_S = float(os.environ.get("FLEX_BUDGET_S", "300"))
@@ -70,6 +72,29 @@ def ref_slice(q, k, v, causal):
     return torch.softmax(s, -1) @ vs
 
 
+def feature_inputs(c, q, k, v):
+    """The side inputs of a configuration with bias/dropout/score_mod, and
+    the fp32 reference of its (b, h) = (0, 0) slice (test/GPU/check_gpu.py's
+    evaluation of attn.attention's definition)."""
+    import check_gpu
+    import gpu_configs
+    extra, bias, dkeep = [], None, None
+    if c["bias"]:
+        bias = torch.randn(gpu_configs.side_shape(c, c["bias"][1]),
+                           device="cuda").to(check_gpu.DT[c["bias"][0]])
+        extra.append(bias)
+    if c["dropout"]:
+        seed = int(torch.randint(0, 2**62, (1,)).item())
+        extra.append(seed)
+        dkeep = check_gpu.dropout_keep(seed, c["dropout"],
+                                       (1, 1, c["Nq"], c["Nk"])).cuda()
+    one = dict(c, B=1, Hq=1, Hkv=1)
+    ref, _ = check_gpu.reference(
+        one, q[:1, :1], k[:1, :1], v[:1, :1],
+        None if bias is None else bias[:1, :1], None, dkeep, torch.float32)
+    return extra, ref[0, 0]
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     out_json = None
@@ -106,7 +131,9 @@ def main():
                                dtype=torch.bfloat16) for _ in range(3))
         kern = AttentionKernel(os.path.join(art, c["name"] + ".json"))
         out, lse = kern.output_buffers()
-        ref = ref_slice(q, k, v, causal)
+        featured = c["bias"] or c["dropout"] or c["score_mod"]
+        extra, ref = (feature_inputs(c, q, k, v) if featured else
+                      ([], ref_slice(q, k, v, causal)))
 
         def sdpa(backend):
             def f():
@@ -122,7 +149,8 @@ def main():
                                              device="cuda").triu(1), -math.inf)
             return torch.softmax(s, -1).to(q.dtype) @ v
 
-        impls = {"attnfuse": lambda: kern(q, k, v, out=out, lse=lse)[0],
+        impls = {"attnfuse": lambda: kern(q, k, v, *extra, out=out,
+                                          lse=lse)[0],
                  "flash": sdpa(SDPBackend.FLASH_ATTENTION),
                  "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
                  "efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
@@ -146,6 +174,7 @@ def main():
                 errs[name] = (o[0, 0].float() - ref).abs().max().item()
                 if name == "attnfuse":
                     row["attnfuse_nan"] = int(torch.isnan(o).sum().item())
+                if name == "attnfuse" and not featured:
                     row["attnfuse_vs_flash"] = (
                         o.float() - sdpa(SDPBackend.FLASH_ATTENTION)().float()
                     ).abs().max().item()
@@ -189,11 +218,8 @@ def main():
                 cells.append("error")
             else:
                 cells.append("–")
-        label = r["name"].replace("bench_", "")
-        extra = " (min-ctas-per-sm=2)" if "minctas2" in label else ""
-        extra += " (mma_sync)" if label.endswith("_mma") else ""
-        extra += (" (mma_sync block-q=64)" if label.endswith("_mma_bq64")
-                  else "")
+        variant = r["name"].split(f"_c{r['causal']}", 1)[1].lstrip("_")
+        extra = f" ({variant})" if variant else ""
         print(f"| {r['d']} | {r['N']} | {r['B']} | {r['H']} | {r['causal']}"
               f"{extra} | " + " | ".join(cells) + " |")
     if out_json:

@@ -40,29 +40,12 @@ CHECK = [
     cfg("f32_d64_plain", dtype="f32", Nq=130, Nk=70),
 ]
 
-BENCH = []
-for d in (64, 128):
-    for n in (1024, 4096, 16384):
-        for causal in (0, 1):
-            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}", B=16384 // n,
-                             Hq=2048 // d, Nq=n, D=d,
-                             mask="causal" if causal else "none",
-                             role="bench"))
-
-# Register allocation variant: ptxas's own choice (128 registers and a few
-# spills at d = 128, two CTAs per SM) against the default (.minnctapersm 1).
-for n, causal in ((4096, 0), (4096, 1)):
-    BENCH.append(cfg(f"bench_d128_n{n}_c{causal}_minctas2", B=16384 // n,
-                     Hq=16, Nq=n, D=128, mask="causal" if causal else "none",
-                     role="variant", opts="mma=simt min-ctas-per-sm=2"))
-
-# The mma.sync (tensor-core) family: every check configuration it covers
-# (bf16/f16 without bias, keep mask, score_mod or dropout; the others fall
-# back to SIMT and are checked above), and the benchmark shapes.
-MMA = "mma=mma_sync block-q=128"
+# The mma.sync (tensor-core) family with its defaults per head dim: every
+# bf16/f16 check configuration (masks, GQA, bias, keep mask, score_mod,
+# dropout, tails), head dims 16..256 (Dqk != Dv too), and the benchmark.
+MMA = "mma=mma_sync"
 for c in list(CHECK):
-    if (c["dtype"] != "f32" and not c["bias"] and not c["keep"]
-            and not c["score_mod"] and not c["dropout"]):
+    if c["dtype"] != "f32":
         CHECK.append(dict(c, name=c["name"] + "_mma", opts=MMA))
 CHECK += [
     cfg("bf16_d128_plain_mma", Nq=256, D=128, opts=MMA),
@@ -70,42 +53,62 @@ CHECK += [
         mask="causal", opts=MMA),
     cfg("bf16_d64_window_gqa_mma", Hq=6, Hkv=3, Nq=333, Nk=333,
         mask="sliding_window", window=(100, 3), opts=MMA),
+    cfg("bf16_d32_causal_mma", Nq=200, D=32, mask="causal", opts=MMA),
+    cfg("f16_d96_tails_mma", dtype="f16", Nq=113, Nk=203, D=96, opts=MMA),
+    cfg("bf16_d48_dv80_causal_br_mma", Nq=70, Nk=150, D=48, Dv=80,
+        mask="causal", align="bottom_right", opts=MMA),
+    cfg("bf16_d160_dv96_mma", Nq=190, Nk=260, D=160, Dv=96, opts=MMA),
+    cfg("bf16_d256_causal_gqa_tails_mma", Hq=4, Hkv=2, Nq=300, Nk=333,
+        D=256, mask="causal", align="bottom_right", opts=MMA),
+    cfg("f16_d256_bias_dropout_mma", dtype="f16", Nq=130, Nk=150, D=256,
+        bias=("f16", "BHQK"), dropout=0.1, opts=MMA),
+    cfg("bf16_d128_softcap_keep_window_mma", Nq=300, Nk=300, D=128,
+        mask="sliding_window", window=(90, 0), keep="1HQK",
+        score_mod="softcap", opts=MMA),
 ]
-for d in (64, 128):
-    for n in (1024, 4096, 16384):
-        for causal in (0, 1):
-            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}_mma", B=16384 // n,
-                             Hq=2048 // d, Nq=n, D=d,
-                             mask="causal" if causal else "none",
-                             role="bench", opts=MMA))
 
-# block-q=64 (4 warps x one m16 tile, Q fragments in registers; the
-# default until 2026-11-29): every mma_sync check configuration again, and
-# the benchmark shapes.
+# block-q=64 (4 warps x one m16 tile, Q fragments in registers up to
+# d = 128): every mma_sync check configuration of head dim <= 128 again.
 MMA64 = "mma=mma_sync block-q=64"
-for c in [c for c in CHECK if c["opts"] == MMA]:
+for c in [c for c in CHECK
+          if c["opts"] == MMA and max(c["D"], c["Dv"]) <= 128]:
     CHECK.append(dict(c, name=c["name"] + "_bq64", opts=MMA64))
-for d in (64, 128):
-    for n in (1024, 4096, 16384):
-        for causal in (0, 1):
-            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}_mma_bq64",
-                             B=16384 // n, Hq=2048 // d, Nq=n, D=d,
-                             mask="causal" if causal else "none",
-                             role="bench", opts=MMA64))
 
-# block-k=64 at d = 128 (the default there until 2026-11-30: 255 registers
-# and 52-124 bytes of spills; the default is now block-k=32 above d = 64):
-# the mma_sync check configurations again and the d = 128 benchmark shapes.
-MMAK64 = "mma=mma_sync block-q=128 block-k=64"
-for c in [c for c in CHECK if c["opts"] == MMA and c["D"] > 64]:
-    CHECK.append(dict(c, name=c["name"] + "_bk64", opts=MMAK64))
-for d in (128,):
-    for n in (1024, 4096, 16384):
-        for causal in (0, 1):
-            BENCH.append(cfg(f"bench_d{d}_n{n}_c{causal}_mma_bk64",
-                             B=16384 // n, Hq=2048 // d, Nq=n, D=d,
-                             mask="causal" if causal else "none",
-                             role="bench", opts=MMAK64))
+
+def bench_cfg(name, d, n, causal, role="bench", opts=MMA, **kw):
+    """B * N = 16k tokens, hidden 2048 (H = 2048 / d)."""
+    return cfg(name, B=16384 // n, Hq=2048 // d, Nq=n, D=d,
+               mask="causal" if causal else "none", role=role, opts=opts,
+               **kw)
+
+
+# The benchmark (role bench: attnfuse with its defaults against the peers).
+BENCH = [bench_cfg(f"bench_d{d}_n{n}_c{c}", d, n, c)
+         for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
+BENCH += [bench_cfg(f"bench_d256_n4096_c{c}", 256, 4096, c) for c in (0, 1)]
+# Variants (role variant: attnfuse only): other kernel configurations, and
+# the fused features' cost at d = 128, N = 4k (compare with the plain row).
+for n in (4096, 16384):
+    for c in (0, 1):
+        BENCH.append(bench_cfg(f"bench_d128_n{n}_c{c}_bk64", 128, n, c,
+                               role="variant", opts=MMA + " block-k=64"))
+        BENCH.append(bench_cfg(f"bench_d128_n{n}_c{c}_bq64", 128, n, c,
+                               role="variant", opts=MMA64))
+        for d in (64, 128):
+            BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_lazy", d, n, c,
+                                   role="variant",
+                                   opts=MMA + " lazy-rescale=1"))
+        BENCH.append(bench_cfg(f"bench_d128_n{n}_c{c}_bk64_lazy", 128, n, c,
+                               role="variant",
+                               opts=MMA + " block-k=64 lazy-rescale=1"))
+BENCH += [
+    bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1, role="variant",
+              score_mod="softcap"),
+    bench_cfg("bench_d128_n4096_c0_bias", 128, 4096, 0, role="variant",
+              bias=("bf16", "1HQK")),
+    bench_cfg("bench_d128_n4096_c0_dropout", 128, 4096, 0, role="variant",
+              dropout=0.1),
+]
 
 ALL = CHECK + BENCH
 

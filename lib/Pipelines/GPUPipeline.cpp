@@ -58,6 +58,7 @@ void attnfuse::buildAttnLowerToNVVMPipeline(OpPassManager &pm,
   kernel.threadsPerRow = options.threadsPerRow;
   kernel.chunk = options.chunk;
   kernel.minCtasPerSM = options.minCtasPerSM;
+  kernel.lazyRescale = options.lazyRescale;
   kernel.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(kernel));
   pm.addPass(createCanonicalizerPass());

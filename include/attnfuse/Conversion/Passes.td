@@ -93,6 +93,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
            "CTAs per SM that register allocation must allow "
            "(.minnctapersm; negative: ptxas's choice)">,
+    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
+           "mma_sync: rescale the O accumulators by exp2(m_old - m_new) "
+           "only when a row max of the warp changed (warp vote), instead of "
+           "after every key block">,
     Option<"mma", "mma", "std::string", /*default=*/"\"mma_sync\"",
            "Instruction family of the products: mma_sync (default; "
            "tensor-core mma.sync m16n8k16, bf16/f16; ops it does not cover "

@@ -89,6 +89,11 @@ struct GPUPipelineOptions
                      "(default; falls back to simt with a remark) or simt "
                      "(see convert-attn-to-gpu)"),
       llvm::cl::init("mma_sync")};
+  Option<bool> lazyRescale{
+      *this, "lazy-rescale",
+      llvm::cl::desc("mma_sync: rescale O only when a row max of the warp "
+                     "changed (see convert-attn-to-gpu)"),
+      llvm::cl::init(false)};
   Option<int64_t> minCtasPerSM{
       *this, "min-ctas-per-sm",
       llvm::cl::desc("CTAs per SM that register allocation must allow"),

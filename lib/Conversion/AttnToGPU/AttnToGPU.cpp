@@ -93,18 +93,9 @@ public:
   KernelEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                 ArrayRef<BlockArgument> args, Value kBuf, Value vBuf)
       : plan(plan), b(b), loc(loc), kBuf(kBuf), vBuf(vBuf) {
-    unsigned next = 0;
-    q = args[next++];
-    key = args[next++];
-    value = args[next++];
-    if (plan.op.getBias())
-      bias = args[next++];
-    if (plan.op.getKeepMask())
-      keep = args[next++];
-    if (plan.op.getSeed())
-      seed = args[next++];
-    out = args[next++];
-    lse = args[next++];
+    KernelArgs a(plan, args);
+    std::tie(q, key, value, bias, keep, seed, out, lse) =
+        std::tie(a.q, a.key, a.value, a.bias, a.keep, a.seed, a.out, a.lse);
   }
 
   void emit();
@@ -189,15 +180,7 @@ Value KernelEmitter::score(KB &k, ArrayRef<Value> qRegs, Value kk,
 
   Value kc = k.min(kGlobal, k.idx(plan.Nk - 1));
   SmallVector<Value> bhqk = {bi, hi, qClamped, kc};
-  auto loadSide = [&](Value side) -> Value {
-    auto type = cast<MemRefType>(side.getType());
-    SmallVector<Value> indices;
-    for (int64_t i = 0, r = type.getRank(); i < r; ++i)
-      indices.push_back(type.getDimSize(i) == 1 ? k.idx(0)
-                                                : bhqk[4 - r + i]);
-    return memref::LoadOp::create(b, loc, side, indices);
-  };
-  Value keepElem = keep ? loadSide(keep) : Value();
+  Value keepElem = keep ? k.loadBroadcast(keep, bhqk) : Value();
   Value t;
   if (plan.foldedScale) {
     // q already carries scale * log2 e.
@@ -209,7 +192,7 @@ Value KernelEmitter::score(KB &k, ArrayRef<Value> qRegs, Value kk,
     if (visible)
       t = k.select(visible, t, k.f32(kNegInf));
   } else {
-    Value biasElem = bias ? loadSide(bias) : Value();
+    Value biasElem = bias ? k.loadBroadcast(bias, bhqk) : Value();
     t = buildMaskedScore(b, loc, plan.op, s, bhqk, biasElem, keepElem,
                          /*applyStructuralMask=*/true);
     t = k.fmul(t, k.f32(kLog2e));
@@ -421,21 +404,28 @@ LogicalResult attnfuse::convertAttentionToGPU(
   }
   AttentionKernelOptions resolved = options;
   if (mmaSync) {
-    // 128 query rows (4 warps x two m16 tiles; the default: 0.89-0.95x FA2
-    // at d = 128 against 0.79-0.87x for 64 on the H200, docs/GPU.md) or 64
-    // (4 warps x one).
+    // Defaults per head dim d = max(dqk, dv) and features (docs/GPU.md),
+    // chosen so that ptxas needs no spills under 255 registers: 128 query
+    // rows (4 warps x two m16 tiles) up to d = 128, 64 above (O alone needs
+    // 2 M dv / 4 f32 registers per thread) and with dropout (Philox per
+    // element) or per-element scores (bias, keep mask, score_mod) above
+    // d = 64; 64 keys per block without dropout up to d = 64, and up to
+    // d = 128 with 64 rows, else 32 (128 x 64 at d = 128 needs O (128) +
+    // S (64) f32 registers per thread and spilled 48-132 bytes).
+    int64_t d = std::max(plan.D, plan.Dv);
+    bool dropout = static_cast<bool>(op.getSeed());
+    bool elementwise = op.getBias() || op.getKeepMask() || op.hasScoreMod();
     if (resolved.blockQ == 0)
-      resolved.blockQ = 128;
+      resolved.blockQ =
+          d > 128 || dropout || (elementwise && d > 64) ? 64 : 128;
     if (resolved.blockQ != 64 && resolved.blockQ != 128)
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-q 64 or 128, not "
                               << resolved.blockQ;
-    // 64 keys per block, 32 with block-q=128 above d = 64: 128 x 64 at
-    // d = 128 needs O (128) + S (64) f32 registers per thread and spilled
-    // 48-132 bytes under 255 registers; 32 keys fit without (docs/GPU.md).
     if (resolved.blockK == 0)
       resolved.blockK =
-          resolved.blockQ == 128 && std::max(plan.D, plan.Dv) > 64 ? 32 : 64;
+          !dropout && (d <= 64 || (resolved.blockQ == 64 && d <= 128)) ? 64
+                                                                      : 32;
     if (resolved.blockK != 32 && resolved.blockK != 64)
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-k 32 or 64, not "
@@ -607,6 +597,7 @@ struct ConvertAttnToGPUPass
     symbols.insert(gpuModule);
     AttentionKernelOptions options{blockQ, blockK, threadsPerRow, chunk,
                                    minCtasPerSM};
+    options.lazyRescale = lazyRescale;
     if (mma == "mma_sync") {
       options.family = InstructionFamily::MmaSync;
     } else if (mma == "simt") {

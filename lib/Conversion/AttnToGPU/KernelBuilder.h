@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -41,6 +42,27 @@ struct KernelPlan {
   /// Scores need only `scale * q.k` and the masks: the scale (times log2 e)
   /// is folded into q.
   bool foldedScale;
+};
+
+/// The kernel's arguments, in the order convert-attn-to-gpu passes them:
+/// Q, K, V, [bias], [keep], [seed], O, lse.
+struct KernelArgs {
+  Value q, key, value, bias, keep, seed, out, lse;
+  KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args) {
+    AttentionOp op = plan.op;
+    unsigned next = 0;
+    q = args[next++];
+    key = args[next++];
+    value = args[next++];
+    if (op.getBias())
+      bias = args[next++];
+    if (op.getKeepMask())
+      keep = args[next++];
+    if (op.getSeed())
+      seed = args[next++];
+    out = args[next++];
+    lse = args[next++];
+  }
 };
 
 /// Index and f32 arithmetic at one insertion point.
@@ -96,6 +118,15 @@ struct KB {
     Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                         f32(kNegInf));
     return select(isInf, f32(0.0), m);
+  }
+  /// Element (b, h, q, k) of a side operand (bias, keep mask) broadcast
+  /// along its size-1 dimensions; `bhqk` are in bounds.
+  Value loadBroadcast(Value side, ValueRange bhqk) {
+    auto type = cast<MemRefType>(side.getType());
+    SmallVector<Value> indices;
+    for (int64_t i = 0, r = type.getRank(); i < r; ++i)
+      indices.push_back(type.getDimSize(i) == 1 ? idx(0) : bhqk[4 - r + i]);
+    return memref::LoadOp::create(b, loc, side, indices);
   }
   /// Key blocks of `blockK` keys that the structural mask of `plan` can show
   /// to query rows [q0, q0 + bq): k >= q0 + off - left and

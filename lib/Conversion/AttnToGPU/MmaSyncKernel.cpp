@@ -69,6 +69,12 @@ constexpr int64_t kWarps = 4, kThreads = 32 * kWarps, kPad = 8,
 /// Q in shared memory, re-read by ldmatrix per block; every K/V fragment
 /// feeds two mmas).
 int64_t mTilesOf(const KernelPlan &plan) { return plan.cfg.blockQ / 64; }
+/// Q lives in shared memory (A fragments re-read by ldmatrix per block) with
+/// two m16 tiles per warp, and above d = 128, where its fragments (4 d / 16
+/// registers) and the O accumulators (2 dv / 4) would not both fit.
+bool qInSharedMemory(const KernelPlan &plan) {
+  return mTilesOf(plan) > 1 || plan.D > 128;
+}
 
 int64_t rowStride(int64_t d) { return d + kPad; }
 /// Keys per block: block-k, 64 or 32.
@@ -79,11 +85,9 @@ public:
   MmaSyncEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                  ArrayRef<BlockArgument> args)
       : plan(plan), b(b), loc(loc), k{b, loc}, kBK(keysOf(plan)) {
-    q = args[0];
-    key = args[1];
-    value = args[2];
-    out = args[3];
-    lse = args[4];
+    KernelArgs a(plan, args);
+    std::tie(q, key, value, bias, keep, seed, out, lse) =
+        std::tie(a.q, a.key, a.value, a.bias, a.keep, a.seed, a.out, a.lse);
     elt = plan.elementType;
     isBF16 = elt.isBF16();
   }
@@ -114,7 +118,7 @@ private:
   OpBuilder &b;
   Location loc;
   KB k;
-  Value q, key, value, out, lse;
+  Value q, key, value, bias, keep, seed, out, lse;
   Type elt;
   bool isBF16;
   Value bi, hi, kvh, tid;
@@ -183,10 +187,22 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
   int64_t perRow = width / 8, total = kBK * perRow;
   bool tail = plan.Nk % kBK != 0;
   Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
+  // When kThreads is a multiple of perRow, the column is the same for every
+  // it; otherwise each piece computes its own (and the last round's excess
+  // threads repeat the last piece: same source, same destination).
+  bool uniformColumn = kThreads % perRow == 0;
   Value row0 = e.divu(tid, perRow);
-  Value col = e.mul(e.remu(tid, perRow), e.idx(8));
-  for (int64_t it = 0; it < total / kThreads; ++it) {
-    Value row = e.add(row0, e.idx(it * (kThreads / perRow)));
+  Value col0 = e.mul(e.remu(tid, perRow), e.idx(8));
+  for (int64_t it = 0, rounds = llvm::divideCeil(total, kThreads); it < rounds;
+       ++it) {
+    Value row = e.add(row0, e.idx(it * (kThreads / perRow))), col = col0;
+    if (!uniformColumn || (it + 1) * kThreads > total) {
+      Value flat = e.add(tid, e.idx(it * kThreads));
+      if ((it + 1) * kThreads > total)
+        flat = e.min(flat, e.idx(total - 1));
+      row = e.divu(flat, perRow);
+      col = e.mul(e.remu(flat, perRow), e.idx(8));
+    }
     Value kr = e.add(k0, row);
     if (tail)
       kr = e.min(kr, e.idx(plan.Nk - 1));
@@ -206,7 +222,7 @@ void MmaSyncEmitter::emit() {
   int64_t kQ = D / 16;    // k-steps of S
   int64_t kP = kBK / 16;  // k-steps of P V
   const int64_t M = mTilesOf(plan), kBQ = 16 * M * kWarps;
-  const bool qInSmem = M > 1;
+  const bool qInSmem = qInSharedMemory(plan);
 
   // Shared memory: K stages then V stages, rows padded by kPad elements.
   auto workgroup =
@@ -317,9 +333,13 @@ void MmaSyncEmitter::emit() {
   for (int64_t i = 0; i < M * nO * 4; ++i)
     init.push_back(k.f32(0.0));
   double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
-  // With a positive scale the row max of the raw scores times the scale is
-  // the max of the scaled scores, so the scale folds into exp2's FFMA.
-  bool foldScale = scaleLog2e > 0;
+  // score_mod, bias and the keep mask act on each element (ScoreUtils's
+  // buildMaskedScore: t = score_mod(scale s, b, h, q, k) + bias, -inf where
+  // keep is false), then t log2 e. Without them, with a positive scale the
+  // row max of the raw scores times the scale is the max of the scaled
+  // scores, so the scale folds into exp2's FFMA.
+  const bool elementwise = plan.op.hasScoreMod() || bias || keep;
+  const bool foldScale = !elementwise && scaleLog2e > 0;
   bool tail = plan.Nk % kBK != 0;
 
   auto loop = scf::ForOp::create(
@@ -369,12 +389,33 @@ void MmaSyncEmitter::emit() {
             }
           }
         }
-        if (!foldScale)
+        // Element i of n-tile j: key k0 + 8j + 2t + i % 2 (clamped to
+        // Nk - 1 for loads; the tail mask hides the keys past Nk).
+        Value k0 = e.mul(kb, e.idx(kBK));
+        auto keyOf = [&](KB &x, int64_t j, int64_t i, bool clamp) {
+          Value kg = x.add(x.add(k0, x.idx(8 * j + i % 2)), t2);
+          return clamp && tail ? x.min(kg, x.idx(plan.Nk - 1)) : kg;
+        };
+        if (elementwise) {
+          for (int64_t mt = 0; mt < M; ++mt)
+            for (int64_t j = 0; j < nS; ++j)
+              for (int64_t i = 0; i < 4; ++i) {
+                SmallVector<Value> bhqk = {bi, hi, rowsC[2 * mt + i / 2],
+                                           keyOf(e, j, i, /*clamp=*/true)};
+                Value &x = s[4 * (mt * nS + j) + i];
+                x = buildMaskedScore(
+                    lb, ll, plan.op, x, bhqk,
+                    bias ? e.loadBroadcast(bias, bhqk) : Value(),
+                    keep ? e.loadBroadcast(keep, bhqk) : Value(),
+                    /*applyStructuralMask=*/false);
+                x = e.fmul(x, e.f32(kLog2e));
+              }
+        } else if (!foldScale) {
           for (Value &x : s)
             x = e.fmul(x, e.f32(scaleLog2e));
+        }
 
         // Blocks the mask or the key tail cut get the per-element mask.
-        Value k0 = e.mul(kb, e.idx(kBK));
         Value needMask;
         auto orWith = [&](Value c) {
           needMask = needMask ? arith::OrIOp::create(lb, ll, needMask, c) : c;
@@ -400,7 +441,7 @@ void MmaSyncEmitter::emit() {
                 for (int64_t mt = 0; mt < M; ++mt)
                   for (int64_t j = 0; j < nS; ++j)
                     for (int64_t i = 0; i < 4; ++i) {
-                      Value kg = m.add(m.add(k0, m.idx(8 * j + i % 2)), t2);
+                      Value kg = keyOf(m, j, i, /*clamp=*/false);
                       Value vis = buildStructuralMaskVisible(
                           mb, ml, plan.op, rows[2 * mt + i / 2], kg);
                       if (tail) {
@@ -469,15 +510,61 @@ void MmaSyncEmitter::emit() {
                                   e.fadd(c1[2 * r], c1[2 * r + 1]));
               lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
             }
+            // Dropout acts on the normalized probabilities (P V), not on l:
+            // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
+            if (seed) {
+              Value scaleKept = e.f32(1.0 / (1.0 - plan.op.getDropoutProbability()));
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t i = 0; i < 4; ++i) {
+                  Value &x = (h ? c1 : c0)[i];
+                  Value kept = buildDropoutKeep(
+                      lb, ll, plan.op, seed,
+                      {bi, hi, rowsC[2 * mt + i / 2],
+                       keyOf(e, 2 * ks + h, i, /*clamp=*/true)});
+                  x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
+                }
+            }
             pa[mt][ks] = {pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
                           pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
           }
+        // acc *= alpha (per row). alpha = 1 exactly where m did not change
+        // (and acc = 0 while m = -inf), so with lazy-rescale the warp skips
+        // the multiplications unless one of its row maxima changed.
         SmallVector<Value> acc(iter.begin() + 2 * R, iter.end());
-        for (int64_t mt = 0; mt < M; ++mt)
-          for (int64_t n = 0; n < nO; ++n)
-            for (int64_t i = 0; i < 4; ++i)
-              acc[4 * (mt * nO + n) + i] =
-                  e.fmul(acc[4 * (mt * nO + n) + i], alpha[2 * mt + i / 2]);
+        auto rescale = [&](KB &x) {
+          SmallVector<Value> scaled(acc);
+          for (int64_t mt = 0; mt < M; ++mt)
+            for (int64_t n = 0; n < nO; ++n)
+              for (int64_t i = 0; i < 4; ++i) {
+                Value &a = scaled[4 * (mt * nO + n) + i];
+                a = x.fmul(a, alpha[2 * mt + i / 2]);
+              }
+          return scaled;
+        };
+        if (plan.cfg.lazyRescale) {
+          Value changed;
+          for (int64_t rr = 0; rr < R; ++rr) {
+            Value c = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::UNE,
+                                            mNew[rr], iter[rr]);
+            changed = changed ? arith::OrIOp::create(lb, ll, changed, c) : c;
+          }
+          Value any = NVVM::VoteSyncOp::create(
+              lb, ll, lb.getI1Type(),
+              arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(-1)),
+              changed, NVVM::VoteSyncKind::any);
+          auto ifOp = scf::IfOp::create(
+              lb, ll, any,
+              [&](OpBuilder &rb, Location rl) {
+                KB x{rb, rl};
+                scf::YieldOp::create(rb, rl, rescale(x));
+              },
+              [&](OpBuilder &rb, Location rl) {
+                scf::YieldOp::create(rb, rl, acc);
+              });
+          acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+        } else {
+          acc = rescale(e);
+        }
 
         // O += P V: A of k-step ks = pa[mt][ks]; V by ldmatrix.trans (rows
         // 16 ks + arow, columns 16n + acol): registers (0, 1) = n-tile 2n, (2, 3) = 2n + 1.
@@ -552,18 +639,16 @@ std::string attnfuse::gpu_kernels::mmaSyncUnsupportedReason(AttentionOp op) {
   Type elt = op.getQueryType().getElementType();
   if (!elt.isBF16() && !elt.isF16())
     return "element type is not bf16/f16";
-  if (op.getBias() || op.getKeepMask() || op.hasScoreMod() || op.getSeed())
-    return "bias, keep mask, score_mod and dropout are SIMT-only";
   int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
-  if (d % 32 != 0 || dv % 16 != 0 || d > 128 || dv > 128)
-    return "head dims must be multiples of 32 (QK) / 16 (V), at most 128";
+  if (d % 16 != 0 || dv % 16 != 0 || d > 256 || dv > 256)
+    return "head dims must be multiples of 16, at most 256";
   return "";
 }
 
 int64_t attnfuse::gpu_kernels::mmaSyncSharedBytes(const KernelPlan &plan) {
   int64_t bytes =
       kStages * keysOf(plan) * (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
-  if (mTilesOf(plan) > 1)
+  if (qInSharedMemory(plan))
     bytes += 16 * mTilesOf(plan) * kWarps * rowStride(plan.D) * 2;
   return bytes;
 }

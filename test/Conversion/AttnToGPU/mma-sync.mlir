@@ -5,6 +5,7 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics -o /dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=64" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=BQ64
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="lazy-rescale=1" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=LAZY
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -split-input-file -o %t.mlir 2>/dev/null
@@ -69,6 +70,19 @@
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
+// lazy-rescale: O is rescaled only when a row max of the warp changed.
+// LAZY-LABEL: func.func @causal_gqa
+// LAZY:         scf.for
+// LAZY:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// LAZY:           arith.cmpf une
+// LAZY:           %[[ANY:.+]] = nvvm.vote.sync  any %{{.+}}, %{{.+}} -> i1
+// LAZY:           scf.if %[[ANY]]
+// LAZY-COUNT-4:     arith.mulf
+// LAZY:             scf.yield
+// LAZY:           } else {
+// LAZY-NEXT:        scf.yield
+// LAZY:           nvvm.mma.sync
+
 // block-q=64: 4 warps of 16 rows (grid x = 2), K/V stages only (69632
 // bytes), Q fragments straight from global memory, pairs of elements.
 // BQ64-LABEL: func.func @causal_gqa
@@ -100,13 +114,25 @@ func.func @plain_f16(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x256x64xf16>, %v:
 
 // -----
 
-// A bias is SIMT-only: a remark and the SIMT kernel.
-// CHECK-LABEL: func.func @bias_falls_back
+// f32 has no mma.sync m16n8k16 form: a remark and the SIMT kernel.
+// CHECK-LABEL: func.func @f32_falls_back
 // CHECK:       gpu.func @attn_fwd_0(
 // CHECK-SAME:    workgroup(
 // CHECK-SAME:    attn.family = "simt"
-func.func @bias_falls_back(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>, %b: tensor<1x2x64x64xf32>) -> (tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>) {
-  // expected-remark @+1 {{mma=mma_sync falls back to simt: bias, keep mask, score_mod and dropout are SIMT-only}}
-  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) bias(%b : tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
-  return %o, %lse : tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
+func.func @f32_falls_back(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>) -> (tensor<1x2x64x64xf32>, tensor<1x2x64xf32>) {
+  // expected-remark @+1 {{mma=mma_sync falls back to simt: element type is not bf16/f16}}
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
+  return %o, %lse : tensor<1x2x64x64xf32>, tensor<1x2x64xf32>
+}
+
+// -----
+
+// Head dims that are not multiples of 16 fall back too.
+// CHECK-LABEL: func.func @odd_dim_falls_back
+// CHECK:       gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.family = "simt"
+func.func @odd_dim_falls_back(%q: tensor<1x2x64x40xbf16>, %k: tensor<1x2x64x40xbf16>, %v: tensor<1x2x64x40xbf16>) -> (tensor<1x2x64x40xbf16>, tensor<1x2x64xf32>) {
+  // expected-remark @+1 {{mma=mma_sync falls back to simt: head dims must be multiples of 16, at most 256}}
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x40xbf16>, tensor<1x2x64x40xbf16>, tensor<1x2x64x40xbf16>) -> tensor<1x2x64x40xbf16>, tensor<1x2x64xf32>
+  return %o, %lse : tensor<1x2x64x40xbf16>, tensor<1x2x64xf32>
 }

@@ -3,7 +3,9 @@
 // lowering and fp64 (FlashAttention's rule): bf16, GQA 8:2, bottom-right causal
 // with Nq != Nk and sizes that are not multiples of the blocks, with lse.
 // RUN: attnfuse-run %s --target=cuda --check=fa
-// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="mma=mma_sync"
+// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="mma=simt"
+// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="lazy-rescale=1"
+// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="block-q=64"
 func.func @f(%q: tensor<2x8x300x128xbf16>, %k: tensor<2x2x333x128xbf16>, %v: tensor<2x2x333x128xbf16>)
     -> (tensor<2x8x300x128xbf16>, tensor<2x8x300xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x8x300x128xbf16>, tensor<2x2x333x128xbf16>, tensor<2x2x333x128xbf16>)

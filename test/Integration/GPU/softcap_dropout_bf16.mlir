@@ -2,6 +2,7 @@
 // bf16, a softcap score_mod region and dropout (Philox keyed on the seed
 // argument): the GPU's mask must be the CPU reference's.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="mma=simt"
 func.func @f(%q: tensor<2x2x128x64xbf16>, %k: tensor<2x2x192x64xbf16>, %v: tensor<2x2x192x64xbf16>,
              %seed: i64) -> tensor<2x2x128x64xbf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<2x2x128x64xbf16>, tensor<2x2x192x64xbf16>, tensor<2x2x192x64xbf16>)

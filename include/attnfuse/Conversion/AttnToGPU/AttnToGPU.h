@@ -41,6 +41,9 @@ struct AttentionKernelOptions {
   /// CTAs per SM that ptxas must make room for (`.minnctapersm`); 1 lets a
   /// thread use up to 255 registers. Negative: leave it to ptxas.
   int64_t minCtasPerSM = 1;
+  /// mma_sync: rescale the O accumulators by exp2(m_old - m_new) only when
+  /// a row max of the warp changed (a warp vote), not after every block.
+  bool lazyRescale = false;
   /// The products' instruction family. With MmaSync, blockQ is 128
   /// (default) or 64, blockK is 64 and threadsPerRow/chunk are unused.
   InstructionFamily family = InstructionFamily::MmaSync;
