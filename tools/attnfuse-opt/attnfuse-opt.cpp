@@ -8,6 +8,10 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #endif
 
 int main(int argc, char **argv) {
@@ -21,6 +25,13 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   attnfuse::registerAllDialects(registry);
+  // gpu-module-to-binary translates the device modules to LLVM IR (as
+  // mlir-opt registers them; convert-attn-to-gpu also asks for them, the
+  // naive GPU pipeline does not run it).
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerGPUDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
 #endif
   attnfuse::registerAllPasses();
   return mlir::asMainReturnCode(

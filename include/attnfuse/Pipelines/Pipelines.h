@@ -44,6 +44,13 @@ void registerAttnFusePipelines();
 /// Options of `attn-lower-to-nvvm-pipeline`.
 struct GPUPipelineOptions
     : public mlir::PassPipelineOptions<GPUPipelineOptions> {
+  Option<bool> naive{
+      *this, "naive",
+      llvm::cl::desc("Lower attention ops through the reference lowering "
+                     "(convert-attn-to-linalg) and upstream passes only "
+                     "(linalg to parallel loops mapped to blocks and "
+                     "threads): the GPU oracle of attnfuse-run"),
+      llvm::cl::init(false)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture (sm_80, sm_90a)"),
                            llvm::cl::init("sm_90a")};
@@ -101,10 +108,25 @@ struct GPUPipelineOptions
 };
 
 /// Adds the passes that turn attn.attention into fused CUDA kernels
-/// (convert-attn-to-gpu), compile them to a gpu.binary and lower the host
-/// function to the LLVM dialect.
+/// (convert-attn-to-gpu; with `naive`, the reference lowering's linalg ops
+/// as parallel loops), compile them to a gpu.binary and lower the host
+/// function to the LLVM dialect: buildAttnGPUKernelsPipeline, then
+/// buildAttnGPUBinaryPipeline.
 void buildAttnLowerToNVVMPipeline(mlir::OpPassManager &pm,
                                   const GPUPipelineOptions &options);
+
+/// The first half of attn-lower-to-nvvm-pipeline: raising, the kernels as
+/// gpu.func ops in gpu.module ops, and the host functions bufferized (with
+/// identity layouts at function boundaries). A function of attention ops
+/// then is a sequence of memref.alloc, constants and gpu.launch_func ops
+/// (the launch plan attnfuse-run --target=cuda reads).
+void buildAttnGPUKernelsPipeline(mlir::OpPassManager &pm,
+                                 const GPUPipelineOptions &options);
+
+/// The second half of attn-lower-to-nvvm-pipeline: the device modules to
+/// NVVM and binaries, the host code to the LLVM dialect.
+void buildAttnGPUBinaryPipeline(mlir::OpPassManager &pm,
+                                const GPUPipelineOptions &options);
 
 /// Registers `attn-lower-to-nvvm-pipeline`.
 void registerAttnFuseGPUPipeline();

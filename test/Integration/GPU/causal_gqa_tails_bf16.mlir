@@ -1,6 +1,6 @@
 // REQUIRES: cuda
-// The fused CUDA kernel (attn-lower-to-nvvm-pipeline) against the naive CPU
-// lowering and fp64 (FlashAttention's rule): bf16, GQA 8:2, bottom-right causal
+// The fused CUDA kernel (attn-lower-to-nvvm-pipeline) against the naive
+// lowering on the GPU and fp64 (FlashAttention's rule): bf16, GQA 8:2, bottom-right causal
 // with Nq != Nk and sizes that are not multiples of the blocks, with lse.
 // RUN: attnfuse-run %s --target=cuda --check=fa
 // RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="mma=simt"
