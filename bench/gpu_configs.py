@@ -168,8 +168,9 @@ def mlir_for(c):
 if __name__ == "__main__":
     import json
     import sys
-    if sys.argv[1] == "list":
-        print("\n".join(c["name"] for c in ALL))
+    if sys.argv[1] == "list":  # [ROLE]: only the configurations of ROLE
+        print("\n".join(c["name"] for c in ALL
+                        if len(sys.argv) < 3 or c["role"] == sys.argv[2]))
     elif sys.argv[1] == "mlir":
         print(mlir_for(next(c for c in ALL if c["name"] == sys.argv[2])))
     elif sys.argv[1] == "opts":

@@ -6,17 +6,20 @@
 # argument layout) and NAME.ptxas.txt (ptxas -v), plus manifest.json and
 # compile-time.txt, into OUT (default .gpu-artifacts). The GPU machine has no
 # MLIR: test/GPU/check_gpu.py and bench/bench_attention.py run from these.
-# Usage: scripts/build-gpu-artifacts.sh [OUT] [CHIP]
+# Usage: scripts/build-gpu-artifacts.sh [OUT] [CHIP] [ROLE]
+# (ROLE: only the configurations of that role, e.g. check; a chip other than
+# sm_90a also skips the compile-time measurement.)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/.gpu-artifacts}"
 CHIP="${2:-sm_90a}"
+ROLE="${3:-}"
 OPT="${ATTNFUSE_OPT:-$ROOT/build/bin/attnfuse-opt}"
 PTXAS="${PTXAS:-/usr/local/cuda/bin/ptxas}"
 CONFIGS="$ROOT/bench/gpu_configs.py"
 mkdir -p "$OUT"
 python3 "$CONFIGS" manifest > "$OUT/manifest.json"
-for name in $(python3 "$CONFIGS" list); do
+for name in $(python3 "$CONFIGS" list $ROLE); do
   d="$OUT/$name"
   python3 "$CONFIGS" mlir "$name" > "$d.mlir"
   opts="$(python3 "$CONFIGS" opts "$name")"
@@ -29,6 +32,7 @@ for name in $(python3 "$CONFIGS" list); do
   echo "$name: $(grep -o 'Used [0-9]* registers' "$d.ptxas.txt"), $(grep -o '[0-9]* bytes spill stores' "$d.ptxas.txt")"
 done
 # Compile time of one kernel, attn.attention to cubin in one attnfuse-opt run.
+[ -z "$ROLE" ] || exit 0
 d="$OUT/bench_d128_n4096_c1"
 s=$(date +%s.%N)
 "$OPT" "$d.mlir" --attn-lower-to-nvvm-pipeline="chip=$CHIP format=bin" -o /dev/null

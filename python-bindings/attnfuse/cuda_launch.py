@@ -91,13 +91,21 @@ class AttentionKernel:
         with open(json_path) as f:
             self.meta = json.load(f)
         self.kernel = self.meta["kernels"][kernel_index]
+        # The cubin when there is one; else the PTX, which the driver
+        # compiles for the GPU at hand (e.g. sm_80 PTX on an sm_90 GPU).
         binary = os.path.join(os.path.dirname(json_path),
                               self.meta["binary"].replace(".ptx", ".cubin"))
+        if not os.path.exists(binary):
+            binary = os.path.join(os.path.dirname(json_path),
+                                  self.meta["binary"])
         with open(binary, "rb") as f:
             self._image = f.read()
+        self.binary_kind = "cubin" if binary.endswith(".cubin") else "ptx"
         lib = _Driver.get()
         self._module = ctypes.c_void_p()
-        buf = ctypes.create_string_buffer(self._image, len(self._image))
+        # PTX is NUL-terminated text for cuModuleLoadData.
+        buf = ctypes.create_string_buffer(
+            self._image, len(self._image) + (self.binary_kind == "ptx"))
         _Driver.check(lib.cuModuleLoadData(ctypes.byref(self._module), buf),
                       "cuModuleLoadData")
         self._func = ctypes.c_void_p()
