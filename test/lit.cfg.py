@@ -39,6 +39,11 @@ if config.enable_cuda and shutil.which("nvidia-smi"):
     except Exception:
         pass
 
+# The stand-in CUDA driver of test/Tools/MockCudaDriver (runs no kernel).
+config.substitutions.append(
+    ("%mock_cuda_dir",
+     os.path.join(config.attnfuse_obj_root, "test", "Tools", "mock-cuda")))
+
 # ptxas (CUDA toolkit) assembles generated PTX in compile-only GPU tests.
 _ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 if os.path.exists(_ptxas):

@@ -255,7 +255,7 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
     return e;
   };
   FunctionType signature =
-      module.lookupSymbol<func::FuncOp>(entry).getFunctionType();
+      input.lookupSymbol<func::FuncOp>(entry).getFunctionType();
   for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
     if (!isa<RankedTensorType>(type))
       continue;

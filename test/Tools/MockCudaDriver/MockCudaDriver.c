@@ -1,0 +1,65 @@
+/*===- MockCudaDriver.c - a libcuda.so.1 that runs no kernel ---------------===
+ *
+ * The CUDA driver entry points that attnfuse's CudaDriver loads, over host
+ * memory: allocations are zeroed host buffers, copies are memcpy, module
+ * loads accept any image, and launches only print what they were asked to do
+ * ("mock-cuda: launch NAME grid=X,Y,Z block=X,Y,Z shared=N") on stderr. The
+ * lit tests put it first on LD_LIBRARY_PATH to run the host side of
+ * `attnfuse-run --target=cuda` (plans, buffers, launch configurations,
+ * argument marshalling, the comparison) on a machine without a GPU.
+ *
+ *===----------------------------------------------------------------------===*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long CUdeviceptr;
+
+int cuInit(unsigned flags) { return 0; }
+int cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return 0;
+}
+int cuDevicePrimaryCtxRetain(void **context, int device) {
+  *context = (void *)1;
+  return 0;
+}
+int cuCtxSetCurrent(void *context) { return 0; }
+int cuCtxSynchronize(void) { return 0; }
+int cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  *ptr = (CUdeviceptr)calloc(1, bytes ? bytes : 1);
+  return *ptr ? 0 : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+int cuMemFree_v2(CUdeviceptr ptr) {
+  free((void *)ptr);
+  return 0;
+}
+int cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  memcpy((void *)dst, src, bytes);
+  return 0;
+}
+int cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  memcpy(dst, (const void *)src, bytes);
+  return 0;
+}
+int cuModuleLoadData(void **module, const void *image) {
+  *module = (void *)1;
+  return 0;
+}
+int cuModuleGetFunction(void **function, void *module, const char *name) {
+  *function = strdup(name);
+  return 0;
+}
+int cuFuncSetAttribute(void *function, int attribute, int value) { return 0; }
+int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
+                   unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                   void *stream, void **params, void **extra) {
+  fprintf(stderr,
+          "mock-cuda: launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u\n",
+          (const char *)function, gx, gy, gz, bx, by, bz, shared);
+  return 0;
+}
+int cuGetErrorString(int error, const char **text) {
+  *text = "mock-cuda error";
+  return 0;
+}

@@ -1,0 +1,29 @@
+// The host side of attnfuse-run --target=cuda on the stand-in driver
+// (test/Tools/MockCudaDriver: zeroed buffers, launches only logged): the
+// naive reference's launch plan on the GPU (bias, causal mask, dropout with
+// the seed a scalar kernel argument, lse, intermediate buffers between the
+// launches), then the fused kernel's single launch. The kernels do not run,
+// so the outputs stay 0: --check=fa must FAIL, because the naive reference
+// itself disagrees with fp64 (a rule measured against a wrong reference
+// proves nothing); --check=none runs.
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir not attnfuse-run %s --target=cuda --check=fa 2>&1 | FileCheck %s
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none --pipeline-options="block-q=64" 2>&1 | FileCheck %s --check-prefix=NONE
+
+// Naive: 14 launches (the reference lowering's linalg ops on parallel
+// loops mapped to blocks and threads), then the fused mma.sync kernel: with
+// dropout 64 query rows per CTA (grid x = 1), B * H = 2, 128 threads, two
+// stages of 32 keys x (32 + 8) elements for K and V = 10240 bytes.
+// CHECK-COUNT-14: mock-cuda: launch f_kernel{{.*}} grid={{[0-9]+,[0-9]+,[0-9]+}} block={{[0-9]+,[0-9]+,[0-9]+}} shared=0
+// CHECK-NEXT: mock-cuda: launch attn_fwd_0 grid=1,2,1 block=128,1,1 shared=10240
+// CHECK-NOT: mock-cuda: launch
+// CHECK:     attnfuse-run: @f check=fa (reference: naive lowering on the GPU): FAIL result0 {{.*}} ref_mismatches=
+// NONE:      mock-cuda: launch attn_fwd_0 grid=1,2,1 block=128,1,1 shared=10240
+// NONE:      attnfuse-run: @f check=none: RAN
+func.func @f(%q: tensor<1x2x40x32xbf16>, %k: tensor<1x2x50x32xbf16>, %v: tensor<1x2x50x32xbf16>,
+             %bias: tensor<40x50xbf16>, %seed: i64) -> (tensor<1x2x40x32xbf16>, tensor<1x2x40xf32>) {
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x40x32xbf16>, tensor<1x2x50x32xbf16>, tensor<1x2x50x32xbf16>)
+      bias(%bias : tensor<40x50xbf16>) seed(%seed)
+      {mask = #attn.mask<causal>, dropout_p = 0.1 : f32}
+      -> tensor<1x2x40x32xbf16>, tensor<1x2x40xf32>
+  return %o, %lse : tensor<1x2x40x32xbf16>, tensor<1x2x40xf32>
+}
