@@ -15,8 +15,10 @@ output is checked against an fp32 reference on the first (b, h) slice with
 FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
 where naive is not run, + 1e-3) before timing.
 
-usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex] [--only SUBSTR]
-(--only: the configurations whose name contains SUBSTR, e.g. _mma)
+usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
+                          [--attnfuse-only] [--only SUBSTR]
+(--only: the configurations whose name contains SUBSTR, e.g. _lazy;
+--attnfuse-only: no peers, for comparing attnfuse's own variants)
 """
 import json
 import math
@@ -103,6 +105,7 @@ def main():
         args = [a for a in args if a != out_json]
     art = args[0] if args else os.path.join(ROOT, ".gpu-artifacts")
     use_flex = "--no-flex" not in sys.argv
+    peers = "--attnfuse-only" not in sys.argv
     only = None
     if "--only" in sys.argv:
         only = sys.argv[sys.argv.index("--only") + 1]
@@ -154,7 +157,7 @@ def main():
                  "flash": sdpa(SDPBackend.FLASH_ATTENTION),
                  "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
                  "efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
-        if c["role"] == "bench":
+        if c["role"] == "bench" and peers:
             if use_flex and time.time() - t_start < FLEX_BUDGET_S:
                 bm = (create_block_mask(lambda b, h, qi, ki: qi >= ki, None,
                                         None, N, N, device="cuda")

@@ -485,48 +485,6 @@ void MmaSyncEmitter::emit() {
           alpha[rr] = exp2(e, e.fsub(iter[rr], mSafe));
           lsum[rr] = e.fmul(iter[R + rr], alpha[rr]);
         }
-        // P = exp2(...), packed to bf16/f16 pairs (the A fragments of P V)
-        // as soon as each k-step's 16 keys are done, so that the f32 values
-        // die at once; each row's 4 values of the k-step summed as a tree
-        // before they join l (short chains: ptxas does not keep the f32 P
-        // alive for a long serial sum).
-        // pa[mt][ks]: reg0 = (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks,
-        // reg2 = (c0, c1) of 2ks + 1, reg3 = (c2, c3) of 2ks + 1.
-        SmallVector<SmallVector<SmallVector<Value>>> pa(
-            M, SmallVector<SmallVector<Value>>(kP));
-        for (int64_t mt = 0; mt < M; ++mt)
-          for (int64_t ks = 0; ks < kP; ++ks) {
-            Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
-            for (Value *c : {c0, c1})
-              for (int64_t i = 0; i < 4; ++i) {
-                int64_t rr = 2 * mt + i / 2;
-                Value &x = c[i];
-                x = exp2(e, foldScale
-                                ? e.fma(x, e.f32(scaleLog2e), negM[rr])
-                                : e.fadd(x, negM[rr]));
-              }
-            for (int64_t r = 0; r < 2; ++r) {
-              Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
-                                  e.fadd(c1[2 * r], c1[2 * r + 1]));
-              lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
-            }
-            // Dropout acts on the normalized probabilities (P V), not on l:
-            // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
-            if (seed) {
-              Value scaleKept = e.f32(1.0 / (1.0 - plan.op.getDropoutProbability()));
-              for (int64_t h = 0; h < 2; ++h)
-                for (int64_t i = 0; i < 4; ++i) {
-                  Value &x = (h ? c1 : c0)[i];
-                  Value kept = buildDropoutKeep(
-                      lb, ll, plan.op, seed,
-                      {bi, hi, rowsC[2 * mt + i / 2],
-                       keyOf(e, 2 * ks + h, i, /*clamp=*/true)});
-                  x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
-                }
-            }
-            pa[mt][ks] = {pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
-                          pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
-          }
         // acc *= alpha (per row). alpha = 1 exactly where m did not change
         // (and acc = 0 while m = -inf), so with lazy-rescale the warp skips
         // the multiplications unless one of its row maxima changed.
@@ -566,19 +524,59 @@ void MmaSyncEmitter::emit() {
           acc = rescale(e);
         }
 
-        // O += P V: A of k-step ks = pa[mt][ks]; V by ldmatrix.trans (rows
-        // 16 ks + arow, columns 16n + acol): registers (0, 1) = n-tile 2n, (2, 3) = 2n + 1.
+        // P = exp2(...) of k-step ks (keys 16 ks .. 16 ks + 15) of m-tile
+        // mt, packed to bf16/f16 pairs, the A fragment of P V: reg0 =
+        // (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2 = (c0, c1) of
+        // 2ks + 1, reg3 = (c2, c3) of 2ks + 1. Each row's 4 values summed as
+        // a tree before they join l (short chains).
+        auto probabilities = [&](int64_t mt, int64_t ks) {
+            Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
+            for (Value *c : {c0, c1})
+              for (int64_t i = 0; i < 4; ++i) {
+                int64_t rr = 2 * mt + i / 2;
+                Value &x = c[i];
+                x = exp2(e, foldScale
+                                ? e.fma(x, e.f32(scaleLog2e), negM[rr])
+                                : e.fadd(x, negM[rr]));
+              }
+            for (int64_t r = 0; r < 2; ++r) {
+              Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
+                                  e.fadd(c1[2 * r], c1[2 * r + 1]));
+              lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
+            }
+            // Dropout acts on the normalized probabilities (P V), not on l:
+            // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
+            if (seed) {
+              Value scaleKept = e.f32(1.0 / (1.0 - plan.op.getDropoutProbability()));
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t i = 0; i < 4; ++i) {
+                  Value &x = (h ? c1 : c0)[i];
+                  Value kept = buildDropoutKeep(
+                      lb, ll, plan.op, seed,
+                      {bi, hi, rowsC[2 * mt + i / 2],
+                       keyOf(e, 2 * ks + h, i, /*clamp=*/true)});
+                  x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
+                }
+            }
+            return SmallVector<Value>{pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
+                                      pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
+        };
+        // Per k-step ks: P of its 16 keys, then O += P V with V by
+        // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers
+        // (0, 1) = n-tile 2n, (2, 3) = 2n + 1. P of one k-step is live at a
+        // time.
         for (int64_t ks = 0; ks < kP; ++ks) {
+          SmallVector<SmallVector<Value>> pa;
+          for (int64_t mt = 0; mt < M; ++mt)
+            pa.push_back(probabilities(mt, ks));
           for (int64_t n = 0; n < nO / 2; ++n) {
             SmallVector<Value> bv =
                 ldmatrix(e, vBuf, stage, e.add(e.idx(16 * ks), arow),
                          e.add(e.idx(16 * n), acol), /*transpose=*/true);
             for (int64_t mt = 0; mt < M; ++mt) {
               Value *a = acc.data() + 4 * (mt * nO + 2 * n);
-              mma(e, pa[mt][ks], {bv[0], bv[1]},
-                  MutableArrayRef<Value>(a, 4));
-              mma(e, pa[mt][ks], {bv[2], bv[3]},
-                  MutableArrayRef<Value>(a + 4, 4));
+              mma(e, pa[mt], {bv[0], bv[1]}, MutableArrayRef<Value>(a, 4));
+              mma(e, pa[mt], {bv[2], bv[3]}, MutableArrayRef<Value>(a + 4, 4));
             }
           }
         }
