@@ -67,6 +67,17 @@ CHECK += [
         score_mod="softcap", opts=MMA),
 ]
 
+# Online-softmax steps shorter than the K/V block (chunk).
+CHECK += [
+    cfg("bf16_d64_causal_br_gqa_chunk16", Hq=8, Hkv=2, Nq=100, Nk=300,
+        mask="causal", align="bottom_right", opts=MMA + " chunk=16"),
+    cfg("bf16_d128_window_bk64_chunk32", Nq=384, D=128,
+        mask="sliding_window", window=(64, 16),
+        opts=MMA + " block-k=64 chunk=32"),
+    cfg("f16_d128_tails_bk64_chunk32", dtype="f16", Nq=113, Nk=203, D=128,
+        opts=MMA + " block-k=64 chunk=32"),
+]
+
 # block-q=64 (4 warps x one m16 tile, Q fragments in registers up to
 # d = 128): every mma_sync check configuration of head dim <= 128 again.
 MMA64 = "mma=mma_sync block-q=64"
@@ -90,17 +101,16 @@ BENCH += [bench_cfg(f"bench_d256_n4096_c{c}", 256, 4096, c) for c in (0, 1)]
 # the fused features' cost at d = 128, N = 4k (compare with the plain row).
 for n in (4096, 16384):
     for c in (0, 1):
-        BENCH.append(bench_cfg(f"bench_d128_n{n}_c{c}_bk64", 128, n, c,
-                               role="variant", opts=MMA + " block-k=64"))
-        BENCH.append(bench_cfg(f"bench_d128_n{n}_c{c}_bq64", 128, n, c,
-                               role="variant", opts=MMA64))
-        for d in (64, 128):
-            BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_lazy", d, n, c,
-                                   role="variant",
-                                   opts=MMA + " lazy-rescale=1"))
-        BENCH.append(bench_cfg(f"bench_d128_n{n}_c{c}_bk64_lazy", 128, n, c,
-                               role="variant",
-                               opts=MMA + " block-k=64 lazy-rescale=1"))
+        for d, name, opts in (
+                (128, "bk32", MMA + " block-k=32 lazy-rescale=0"),
+                (128, "bk32_lazy", MMA + " block-k=32 lazy-rescale=1"),
+                (128, "bk64_lazy", MMA + " block-k=64 lazy-rescale=1"),
+                (128, "bk64_chunk32", MMA + " block-k=64 chunk=32"),
+                (64, "eager", MMA + " lazy-rescale=0"),
+                (64, "lazy", MMA + " lazy-rescale=1"),
+                (64, "chunk32", MMA + " chunk=32")):
+            BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_{name}", d, n, c,
+                                   role="variant", opts=opts))
 BENCH += [
     bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1, role="variant",
               score_mod="softcap"),

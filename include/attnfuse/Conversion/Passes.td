@@ -69,23 +69,30 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                 "(gpu.func) for every attn.attention";
   let description = [{
     Replaces each `attn.attention` (static shapes) by a `gpu.launch_func` of
-    a fused kernel added to a `gpu.module`: a CTA per (query block, batch *
-    head) keeps its Q rows in registers, streams K/V blocks through shared
-    memory (f32), runs the online softmax in the log2 domain (exp2, log2 e
-    folded into the scale) and writes O and lse once. Key blocks that the
-    structural mask hides are not visited; GQA reads K/V head h / G; bias,
-    keep mask, score_mod and dropout use the shared ScoreUtils builders.
-    Products are f32 FMAs (T threads per query row, partial dot products
-    combined with warp shuffles). Options left at 0 take defaults per head
-    dimension. The kernel's arguments: Q, K, V, [bias], [keep], [seed], O,
-    lse. See docs/GPU.md.
+    a fused forward kernel added to a `gpu.module`: a CTA per (query block,
+    batch * head) streams K/V blocks through shared memory, runs the online
+    softmax in the log2 domain (exp2, log2 e folded into the scale) and
+    writes O and lse once. Key blocks that the structural mask hides are not
+    visited; GQA reads K/V head h / G; bias, keep mask, score_mod and dropout
+    use the shared ScoreUtils builders.
+
+    Two instruction families: `mma_sync` (default; bf16/f16, head dims
+    multiples of 16 up to 256): FlashAttention-2's structure on tensor cores
+    (mma.sync m16n8k16, f32 accumulators), 4 warps, Q and two cp.async K/V
+    stages in shared memory, ldmatrix, P kept in registers, the blocks that
+    every row sees whole in a loop without per-element mask; `simt`: f32
+    FMAs, T threads per query row (f32, odd head dims: `mma_sync` falls back
+    to it with a remark). Options left at 0 take defaults per head dimension
+    and features. The kernel's arguments: Q, K, V, [bias], [keep], [seed],
+    O, lse. See docs/GPU.md.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per CTA (0: mma_sync 128 (64 also allowed); simt "
-           "128 for d <= 64, else 64)">,
+           "Query rows per CTA (0: the default per head dim and features; "
+           "mma_sync: 64 or 128)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
-           "Keys per shared-memory block (0: 64 for d <= 64, else 32)">,
+           "Keys per shared-memory block (0: the default per head dim and "
+           "features; mma_sync: 32 or 64)">,
     Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
            "Threads per query row (0: max(1, d / 32))">,
     Option<"chunk", "chunk", "int64_t", /*default=*/"0",
@@ -93,7 +100,7 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
            "CTAs per SM that register allocation must allow "
            "(.minnctapersm; negative: ptxas's choice)">,
-    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
+    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"true",
            "mma_sync: rescale the O accumulators by exp2(m_old - m_new) "
            "only when a row max of the warp changed (warp vote), instead of "
            "after every key block">,

@@ -100,7 +100,7 @@ struct GPUPipelineOptions
       *this, "lazy-rescale",
       llvm::cl::desc("mma_sync: rescale O only when a row max of the warp "
                      "changed (see convert-attn-to-gpu)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<int64_t> minCtasPerSM{
       *this, "min-ctas-per-sm",
       llvm::cl::desc("CTAs per SM that register allocation must allow"),

@@ -390,6 +390,11 @@ LogicalResult attnfuse::convertAttentionToGPU(
   if (!plan.elementType.isF16() && !plan.elementType.isBF16() &&
       !plan.elementType.isF32())
     return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
+  plan.window = op.getMaskWindow();
+  plan.leftBounded =
+      plan.window.left != kUnbounded && plan.window.left < plan.Nq + plan.Nk;
+  plan.rightBounded =
+      plan.window.right != kUnbounded && plan.window.right < plan.Nq + plan.Nk;
   // The mma.sync family covers bf16/f16 with masks and GQA; the rest falls
   // back to the SIMT family (never a wrong kernel).
   bool mmaSync = options.family == InstructionFamily::MmaSync;
@@ -404,14 +409,15 @@ LogicalResult attnfuse::convertAttentionToGPU(
   }
   AttentionKernelOptions resolved = options;
   if (mmaSync) {
-    // Defaults per head dim d = max(dqk, dv) and features (docs/GPU.md),
-    // chosen so that ptxas needs no spills under 255 registers: 128 query
-    // rows (4 warps x two m16 tiles) up to d = 128, 64 above (O alone needs
-    // 2 M dv / 4 f32 registers per thread) and with dropout (Philox per
-    // element) or per-element scores (bias, keep mask, score_mod) above
-    // d = 64; 64 keys per block without dropout up to d = 64, and up to
-    // d = 128 with 64 rows, else 32 (128 x 64 at d = 128 needs O (128) +
-    // S (64) f32 registers per thread and spilled 48-132 bytes).
+    // Defaults per head dim d = max(dqk, dv) and features, measured on the
+    // H200 (docs/GPU.md) and chosen so that ptxas needs no spills under 255
+    // registers. Query rows: 128 (4 warps x two m16 tiles) up to d = 128;
+    // 64 above (O alone needs 2 M dv / 4 f32 registers per thread), with
+    // dropout (Philox per element) and with per-element scores (bias, keep
+    // mask, score_mod) above d = 64. Keys per block: 64, but 32 with
+    // dropout, and at 128 rows above d = 64 when some blocks take the
+    // per-element mask (causal/window edges, a key tail): O (128) + S (64)
+    // f32 registers per thread and the masked loop body spill there.
     int64_t d = std::max(plan.D, plan.Dv);
     bool dropout = static_cast<bool>(op.getSeed());
     bool elementwise = op.getBias() || op.getKeepMask() || op.hasScoreMod();
@@ -422,16 +428,28 @@ LogicalResult attnfuse::convertAttentionToGPU(
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-q 64 or 128, not "
                               << resolved.blockQ;
+    bool maskedBlocks =
+        plan.leftBounded || plan.rightBounded || plan.Nk % 64 != 0;
     if (resolved.blockK == 0)
       resolved.blockK =
-          !dropout && (d <= 64 || (resolved.blockQ == 64 && d <= 128)) ? 64
-                                                                      : 32;
+          dropout || (resolved.blockQ == 128 && d > 64 && maskedBlocks) ||
+                  d > 128
+              ? 32
+              : 64;
     if (resolved.blockK != 32 && resolved.blockK != 64)
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-k 32 or 64, not "
                               << resolved.blockK;
     resolved.threadsPerRow = 1;
-    resolved.chunk = resolved.blockK;
+    // Online-softmax steps of `chunk` keys within a block (m16n8k16: a
+    // multiple of 16 dividing block-k); the whole block by default.
+    if (resolved.chunk == 0)
+      resolved.chunk = resolved.blockK;
+    if (resolved.chunk % 16 != 0 || resolved.blockK % resolved.chunk != 0)
+      return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes a "
+                                 "chunk that is a multiple of 16 dividing "
+                                 "block-k, not "
+                              << resolved.chunk;
   } else {
     resolved.family = InstructionFamily::Simt;
   }
@@ -457,11 +475,6 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.threads = mmaSync ? 128 : cfg.blockQ * T;
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
-  plan.window = op.getMaskWindow();
-  plan.leftBounded =
-      plan.window.left != kUnbounded && plan.window.left < plan.Nq + plan.Nk;
-  plan.rightBounded =
-      plan.window.right != kUnbounded && plan.window.right < plan.Nq + plan.Nk;
   plan.foldedScale = !op.hasScoreMod() && !op.getBias();
 
   OpBuilder b(op);

@@ -37,22 +37,34 @@
 // CHECK:         nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
 // CHECK:         nvgpu.device_async_wait
 // CHECK:         gpu.barrier
+// The key blocks every row sees whole: no per-element mask.
 // CHECK:         scf.for
 // CHECK:           nvgpu.device_async_copy
 // Q A-fragments re-read per block by ldmatrix, K B-fragments.
 // CHECK:           nvgpu.ldmatrix %[[QS]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK:           nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
-// The diagonal blocks get the per-element mask.
-// CHECK:           scf.if
-// CHECK:             arith.select
+// CHECK-NOT:       arith.cmpi
 // CHECK:           gpu.shuffle  xor
 // CHECK:           gpu.shuffle  xor
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// O rescaled only when a row max of the warp changed (lazy-rescale).
+// CHECK:           nvvm.vote.sync  any
+// CHECK:           scf.if
 // P rounded to bf16 in registers is the A operand of P V.
 // CHECK:           arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:           nvvm.mma.sync
+// CHECK:           nvgpu.device_async_wait
+// CHECK:           gpu.barrier
+// The diagonal blocks (and the key tail): the per-element mask, one i32
+// comparison per bound against a constant.
+// CHECK:         scf.for
+// CHECK:           nvvm.mma.sync
+// CHECK:           arith.cmpi sle, %{{.+}}, %{{.+}} : i32
+// CHECK:           arith.cmpi slt, %{{.+}}, %{{.+}} : i32
+// CHECK:           arith.select
+// CHECK:           gpu.shuffle  xor
 // CHECK:           nvgpu.device_async_wait
 // CHECK:           gpu.barrier
 // CHECK:         vector.store {{.*}} : memref<2x4x100x128xbf16>, vector<2xbf16>
@@ -99,14 +111,17 @@ func.func @causal_gqa(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x2x130x128xbf16>
 
 // -----
 
-// f16, d = 64, no mask, Nk a multiple of the block: no per-element mask.
+// f16, d = 64, no mask, Nk a multiple of the block: one loop, no
+// per-element mask.
 // CHECK-LABEL: func.func @plain_f16
 // CHECK:       gpu.func @attn_fwd_0(
 // CHECK-SAME:    attn.dynamic_shared = 55296 : i64, attn.family = "mma_sync"
 // CHECK:         scf.for
-// CHECK-NOT:       scf.if
 // CHECK:           nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK:         scf.yield
+// CHECK-NOT:       arith.cmpi
+// CHECK:           gpu.barrier
+// CHECK-NOT:     scf.for
+// CHECK:         gpu.return
 func.func @plain_f16(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x256x64xf16>, %v: tensor<1x2x256x64xf16>) -> (tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x128x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>) -> tensor<1x2x128x64xf16>, tensor<1x2x128xf32>
   return %o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>

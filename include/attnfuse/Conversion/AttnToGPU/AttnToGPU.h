@@ -43,7 +43,7 @@ struct AttentionKernelOptions {
   int64_t minCtasPerSM = 1;
   /// mma_sync: rescale the O accumulators by exp2(m_old - m_new) only when
   /// a row max of the warp changed (a warp vote), not after every block.
-  bool lazyRescale = false;
+  bool lazyRescale = true;
   /// The products' instruction family. With MmaSync, blockQ is 128
   /// (default) or 64, blockK is 64 and threadsPerRow/chunk are unused.
   InstructionFamily family = InstructionFamily::MmaSync;
