@@ -4,7 +4,8 @@
 // (gpu.func) and its launch (gpu.launch_func). The algorithm is the one of
 // convert-attn-to-scf (FlashAttention-2's loop order), mapped onto a CTA:
 //
-//   grid  = (ceil(Nq / BQ), B * Hq)         x reversed: long causal rows first
+//   grid  = (ceil(Nq / BQ), B * Hq)         query blocks backwards; causal:
+//           (B * Hq, ceil(Nq / BQ))         longest query blocks first
 //   block = BQ * T threads; T threads share one query row, each owning
 //           Dqk / T elements of q and Dv / T of the f32 accumulator, in
 //           registers (element i of a thread: (i/4)*4T + part*4 + i%4, so a
@@ -211,12 +212,10 @@ void KernelEmitter::emit() {
   int64_t eq = plan.D / T, ev = plan.Dv / T;
   Type f32 = b.getF32Type();
 
-  // Coordinates: x walks the query blocks backwards (the longest causal rows
-  // start first), y is (batch, head).
-  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  // Coordinates: query block (walked backwards: the longest causal rows
+  // start first) and (batch, head).
+  auto [qb, by] = k.blockCoordinates(plan);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value qb = k.sub(k.idx(plan.numQB - 1), bx);
   bi = k.divu(by, plan.Hq);
   hi = k.remu(by, plan.Hq);
   kvh = k.divu(hi, plan.G);
@@ -395,6 +394,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
       plan.window.left != kUnbounded && plan.window.left < plan.Nq + plan.Nk;
   plan.rightBounded =
       plan.window.right != kUnbounded && plan.window.right < plan.Nq + plan.Nk;
+  plan.headsFastest = plan.rightBounded && !plan.leftBounded;
   // The mma.sync family covers bf16/f16 with masks and GQA; the rest falls
   // back to the SIMT family (never a wrong kernel).
   bool mmaSync = options.family == InstructionFamily::MmaSync;
@@ -531,6 +531,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
   func.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
   SmallVector<int64_t> grid = {plan.numQB, plan.B * plan.Hq, 1};
+  if (plan.headsFastest)
+    std::swap(grid[0], grid[1]);
   SmallVector<int64_t> block = {plan.threads, 1, 1};
   // ptxas otherwise caps registers to fit several CTAs per SM and spills.
   if (cfg.minCtasPerSM > 0)

@@ -5,7 +5,8 @@
 //
 //   CTA = 4 warps (128 threads); warp w owns M m16 tiles, query rows
 //   q0 + 16 M w .. + 16 M - 1 (BQ = 64 M); grid = (ceil(Nq / BQ), B * Hq),
-//   x reversed. block-q=128 (M = 2, the default): Q copied once into shared
+//   or (B * Hq, ceil(Nq / BQ)) for causal masks (longest query blocks
+//   first), query blocks walked backwards. block-q=128 (M = 2, the default): Q copied once into shared
 //   memory (cp.async) and its A fragments re-read by ldmatrix per key block,
 //   so every K/V fragment feeds two mmas (FlashAttention-2's 128 x 64 tile).
 //   block-q=64 (M = 1): the warp's 16 x D Q tile loaded once into A
@@ -252,10 +253,8 @@ void MmaSyncEmitter::emit() {
                         MemRefLayoutAttrInterface(), workgroup),
         smem, k.idx(kBytes + vBytes), {});
 
-  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  auto [qb, by] = k.blockCoordinates(plan);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value qb = k.sub(k.idx(plan.numQB - 1), bx);
   bi = k.divu(by, plan.Hq);
   hi = k.remu(by, plan.Hq);
   kvh = k.divu(hi, plan.G);

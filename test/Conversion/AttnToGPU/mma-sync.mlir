@@ -17,7 +17,8 @@
 // BAD: unknown mma family 'wgmma'
 // BQ32: mma=mma_sync takes block-q 64 or 128, not 32
 
-// 4 warps of 32 rows (grid x = ceil(100 / 128)), 32-key bf16 K/V blocks (the
+// 4 warps of 32 rows; causal: grid = (B * H = 8, ceil(100 / 128)), longest
+// query blocks first; 32-key bf16 K/V blocks (the
 // default above d = 64) in two stages of dynamic shared memory (rows padded
 // to 136 elements), then the 128 Q rows: 2 * 32 * 136 * 2 bytes * (K, V) +
 // 128 * 136 * 2 = 69632.
@@ -26,7 +27,7 @@
 // CHECK:       gpu.func @attn_fwd_0(
 // CHECK-NOT:     workgroup(
 // CHECK-SAME:    kernel
-// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 128, 32, 1, 32>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 1, 8, 1>
+// CHECK-SAME:    attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 128, 32, 1, 32>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 8, 1, 1>
 // CHECK:         gpu.dynamic_shared_memory
 // CHECK:         memref.view {{.*}} to memref<2x32x136xbf16, #gpu.address_space<workgroup>>
 // CHECK:         memref.view {{.*}} to memref<2x32x136xbf16, #gpu.address_space<workgroup>>
@@ -95,11 +96,11 @@
 // LAZY-NEXT:        scf.yield
 // LAZY:           nvvm.mma.sync
 
-// block-q=64: 4 warps of 16 rows (grid x = 2), K/V stages only (69632
+// block-q=64: 4 warps of 16 rows (2 query blocks), K/V stages only (69632
 // bytes), Q fragments straight from global memory, pairs of elements.
 // BQ64-LABEL: func.func @causal_gqa
 // BQ64:       gpu.func @attn_fwd_0(
-// BQ64-SAME:    attn.config = array<i64: 64, 64, 1, 64>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 2, 8, 1>
+// BQ64-SAME:    attn.config = array<i64: 64, 64, 1, 64>, attn.dynamic_shared = 69632 : i64, attn.family = "mma_sync", attn.grid = array<i64: 8, 2, 1>
 // BQ64:         vector.load %arg0{{.*}} : memref<2x4x100x128xbf16>, vector<2xbf16>
 // BQ64:         scf.for
 // BQ64:           nvgpu.ldmatrix
