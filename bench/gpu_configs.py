@@ -78,6 +78,17 @@ CHECK += [
         opts=MMA + " block-k=64 chunk=32"),
 ]
 
+# Other warp counts and pipeline depths.
+CHECK += [
+    cfg("bf16_d256_causal_gqa_tails_w8", Hq=4, Hkv=2, Nq=300, Nk=333,
+        D=256, mask="causal", align="bottom_right", opts=MMA + " warps=8"),
+    cfg("bf16_d128_window_s3", Nq=384, D=128, mask="sliding_window",
+        window=(64, 16), opts=MMA + " stages=3"),
+    cfg("f16_d64_causal_br_gqa_w8_s4", dtype="f16", Hq=8, Hkv=2, Nq=100,
+        Nk=300, mask="causal", align="bottom_right",
+        opts=MMA + " warps=8 stages=4"),
+]
+
 # block-q=64 (4 warps x one m16 tile, Q fragments in registers up to
 # d = 128): every mma_sync check configuration of head dim <= 128 again.
 MMA64 = "mma=mma_sync block-q=64"
@@ -105,12 +116,19 @@ for n in (4096, 16384):
                 (128, "bk32", MMA + " block-k=32 lazy-rescale=0"),
                 (128, "bk32_lazy", MMA + " block-k=32 lazy-rescale=1"),
                 (128, "bk64_lazy", MMA + " block-k=64 lazy-rescale=1"),
-                (128, "bk64_chunk32", MMA + " block-k=64 chunk=32"),
                 (64, "eager", MMA + " lazy-rescale=0"),
-                (64, "lazy", MMA + " lazy-rescale=1"),
-                (64, "chunk32", MMA + " chunk=32")):
+                (64, "lazy", MMA + " lazy-rescale=1")):
             BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_{name}", d, n, c,
                                    role="variant", opts=opts))
+for c in (0, 1):
+    for name, opts in (("w8", " warps=8"), ("w8_bk64", " warps=8 block-k=64"),
+                       ("s3", " stages=3")):
+        BENCH.append(bench_cfg(f"bench_d256_n4096_c{c}_{name}", 256, 4096, c,
+                               role="variant", opts=MMA + opts))
+    for d in (64, 128):
+        for n in (4096, 16384):
+            BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_s3", d, n, c,
+                                   role="variant", opts=MMA + " stages=3"))
 BENCH += [
     bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1, role="variant",
               score_mod="softcap"),

@@ -101,6 +101,8 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   kernel.chunk = options.chunk;
   kernel.minCtasPerSM = options.minCtasPerSM;
   kernel.lazyRescale = options.lazyRescale;
+  kernel.warps = options.warps;
+  kernel.stages = options.stages;
   kernel.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(kernel));
   pm.addPass(createCanonicalizerPass());

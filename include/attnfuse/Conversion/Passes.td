@@ -100,6 +100,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
            "CTAs per SM that register allocation must allow "
            "(.minnctapersm; negative: ptxas's choice)">,
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "mma_sync: warps per CTA, 4 or 8 (0: 4, 8 above d = 128); block-q "
+           "is 16 or 32 rows per warp">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "mma_sync: K/V shared-memory stages of the cp.async pipeline, "
+           "2-4 (0: 2)">,
     Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"true",
            "mma_sync: rescale the O accumulators by exp2(m_old - m_new) "
            "only when a row max of the warp changed (warp vote), instead of "

@@ -96,6 +96,16 @@ struct GPUPipelineOptions
                      "(default; falls back to simt with a remark) or simt "
                      "(see convert-attn-to-gpu)"),
       llvm::cl::init("mma_sync")};
+  Option<int64_t> warps{
+      *this, "warps",
+      llvm::cl::desc("mma_sync: warps per CTA, 4 or 8 (see "
+                     "convert-attn-to-gpu)"),
+      llvm::cl::init(0)};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("mma_sync: K/V cp.async pipeline stages, 2-4 (see "
+                     "convert-attn-to-gpu)"),
+      llvm::cl::init(0)};
   Option<bool> lazyRescale{
       *this, "lazy-rescale",
       llvm::cl::desc("mma_sync: rescale O only when a row max of the warp "

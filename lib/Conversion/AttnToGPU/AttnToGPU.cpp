@@ -411,31 +411,46 @@ LogicalResult attnfuse::convertAttentionToGPU(
   if (mmaSync) {
     // Defaults per head dim d = max(dqk, dv) and features, measured on the
     // H200 (docs/GPU.md) and chosen so that ptxas needs no spills under 255
-    // registers. Query rows: 128 (4 warps x two m16 tiles) up to d = 128;
-    // 64 above (O alone needs 2 M dv / 4 f32 registers per thread), with
-    // dropout (Philox per element) and with per-element scores (bias, keep
-    // mask, score_mod) above d = 64. Keys per block: 64, but 32 with
-    // dropout, and at 128 rows above d = 64 when some blocks take the
-    // per-element mask (causal/window edges, a key tail): O (128) + S (64)
-    // f32 registers per thread and the masked loop body spill there.
+    // registers. 2 stages (3 were 5-15% slower at d = 128). Rows per warp:
+    // two m16 tiles up to d = 128; one above (O alone needs 2 M dv / 4 f32
+    // registers per thread), with dropout (Philox per element) and with
+    // per-element scores (bias, keep mask, score_mod) above d = 64. Warps:
+    // 4, and 8 above d = 128 (128 rows share each K/V block: +7-9% at
+    // d = 256). Keys per block: 64, but 32 with dropout and with two tiles
+    // above d = 64 when some blocks take the per-element mask (causal/window
+    // edges, a key tail): O (128) + S (64) f32 registers per thread and the
+    // masked loop body spill there.
     int64_t d = std::max(plan.D, plan.Dv);
     bool dropout = static_cast<bool>(op.getSeed());
     bool elementwise = op.getBias() || op.getKeepMask() || op.hasScoreMod();
-    if (resolved.blockQ == 0)
-      resolved.blockQ =
-          d > 128 || dropout || (elementwise && d > 64) ? 64 : 128;
-    if (resolved.blockQ != 64 && resolved.blockQ != 128)
+    if (resolved.warps == 0)
+      resolved.warps = d > 128 ? 8 : 4;
+    if (resolved.stages == 0)
+      resolved.stages = 2;
+    if (resolved.warps != 4 && resolved.warps != 8)
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
-                                 "block-q 64 or 128, not "
-                              << resolved.blockQ;
+                                 "warps 4 or 8, not "
+                              << resolved.warps;
+    if (resolved.stages < 2 || resolved.stages > 4)
+      return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
+                                 "2 to 4 stages, not "
+                              << resolved.stages;
+    int64_t warpRows = 16 * resolved.warps;
+    if (resolved.blockQ == 0)
+      resolved.blockQ = d > 128 || dropout || (elementwise && d > 64)
+                            ? warpRows
+                            : 2 * warpRows;
+    if (resolved.blockQ != warpRows && resolved.blockQ != 2 * warpRows)
+      return op.emitOpError()
+             << "convert-attn-to-gpu: mma=mma_sync with " << resolved.warps
+             << " warps takes block-q " << warpRows << " or " << 2 * warpRows
+             << " (one or two m16 tiles per warp), not " << resolved.blockQ;
+    bool twoTiles = resolved.blockQ == 2 * warpRows;
     bool maskedBlocks =
         plan.leftBounded || plan.rightBounded || plan.Nk % 64 != 0;
     if (resolved.blockK == 0)
       resolved.blockK =
-          dropout || (resolved.blockQ == 128 && d > 64 && maskedBlocks) ||
-                  d > 128
-              ? 32
-              : 64;
+          dropout || (twoTiles && d > 64 && maskedBlocks) ? 32 : 64;
     if (resolved.blockK != 32 && resolved.blockK != 64)
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-k 32 or 64, not "
@@ -472,7 +487,15 @@ LogicalResult attnfuse::convertAttentionToGPU(
            << "convert-attn-to-gpu: the f32 K and V blocks ("
            << 4 * cfg.blockK * (plan.D + plan.Dv)
            << " bytes) exceed 48 KB of static shared memory; lower block-k";
-  plan.threads = mmaSync ? 128 : cfg.blockQ * T;
+  plan.threads = mmaSync ? 32 * cfg.warps : cfg.blockQ * T;
+  // The opt-in limit of dynamic shared memory per CTA on sm_80 (163 KB) /
+  // sm_90 (227 KB): beyond the larger, no launch can succeed.
+  if (mmaSync && mmaSyncSharedBytes(plan) > 227 * 1024)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync kernel needs "
+           << mmaSyncSharedBytes(plan)
+           << " bytes of shared memory (K/V stages and Q), more than 227 KB; "
+              "lower stages or block-k";
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
   plan.foldedScale = !op.hasScoreMod() && !op.getBias();
@@ -613,6 +636,8 @@ struct ConvertAttnToGPUPass
     AttentionKernelOptions options{blockQ, blockK, threadsPerRow, chunk,
                                    minCtasPerSM};
     options.lazyRescale = lazyRescale;
+    options.warps = warps;
+    options.stages = stages;
     if (mma == "mma_sync") {
       options.family = InstructionFamily::MmaSync;
     } else if (mma == "simt") {

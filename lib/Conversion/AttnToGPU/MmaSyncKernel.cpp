@@ -64,20 +64,26 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-constexpr int64_t kWarps = 4, kThreads = 32 * kWarps, kPad = 8,
-                  kStages = 2;
-/// m16 tiles per warp: 1 (BQ = 64, Q fragments in registers) or 2 (BQ = 128,
-/// Q in shared memory, re-read by ldmatrix per block; every K/V fragment
+constexpr int64_t kPad = 8;
+int64_t rowStride(int64_t d) { return d + kPad; }
+/// m16 tiles per warp: 1 (Q fragments in registers up to d = 128) or 2 (Q
+/// in shared memory, re-read by ldmatrix per block; every K/V fragment
 /// feeds two mmas).
-int64_t mTilesOf(const KernelPlan &plan) { return plan.cfg.blockQ / 64; }
+int64_t mTilesOf(const KernelPlan &plan) {
+  return plan.cfg.blockQ / (16 * plan.cfg.warps);
+}
 /// Q lives in shared memory (A fragments re-read by ldmatrix per block) with
 /// two m16 tiles per warp, and above d = 128, where its fragments (4 d / 16
 /// registers) and the O accumulators (2 dv / 4) would not both fit.
 bool qInSharedMemory(const KernelPlan &plan) {
   return mTilesOf(plan) > 1 || plan.D > 128;
 }
+/// Bytes of the K and V stages.
+int64_t stageBytes(const KernelPlan &plan) {
+  return plan.cfg.stages * plan.cfg.blockK *
+         (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
+}
 
-int64_t rowStride(int64_t d) { return d + kPad; }
 /// Keys per block: block-k, 64 or 32.
 int64_t keysOf(const KernelPlan &plan) { return plan.cfg.blockK; }
 
@@ -85,7 +91,9 @@ class MmaSyncEmitter {
 public:
   MmaSyncEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                  ArrayRef<BlockArgument> args)
-      : plan(plan), b(b), loc(loc), k{b, loc}, kBK(keysOf(plan)) {
+      : plan(plan), b(b), loc(loc), k{b, loc}, kBK(keysOf(plan)),
+        kWarps(plan.cfg.warps), kThreads(32 * plan.cfg.warps),
+        kStages(plan.cfg.stages) {
     KernelArgs a(plan, args);
     std::tie(q, key, value, bias, keep, seed, out, lse) =
         std::tie(a.q, a.key, a.value, a.bias, a.keep, a.seed, a.out, a.lse);
@@ -123,7 +131,8 @@ private:
   Type elt;
   bool isBF16;
   Value bi, hi, kvh, tid;
-  const int64_t kBK;
+  /// Keys per block, warps and threads per CTA, K/V pipeline stages.
+  const int64_t kBK, kWarps, kThreads, kStages;
 };
 
 Value MmaSyncEmitter::operand(KB &e, Value pair) {
@@ -241,7 +250,7 @@ void MmaSyncEmitter::emit() {
   auto vType = MemRefType::get({kStages, kBK, rowStride(Dv)}, elt,
                                MemRefLayoutAttrInterface(), workgroup);
   int64_t kBytes = kStages * kBK * rowStride(D) * 2;
-  int64_t vBytes = kStages * kBK * rowStride(Dv) * 2;
+  int64_t vBytes = stageBytes(plan) - kBytes;
   Value kBuf = memref::ViewOp::create(b, loc, kType, smem, k.idx(0), {});
   Value vBuf = memref::ViewOp::create(b, loc, vType, smem, k.idx(kBytes), {});
   // Q (M > 1): one "stage" of kBQ rows after the V stages.
@@ -296,14 +305,22 @@ void MmaSyncEmitter::emit() {
       plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
 
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  auto waitAll = [&](KB &e, SmallVector<Value> &tokens) {
+  // The copies of one block form a cp.async group; with S stages, S - 1
+  // blocks are in flight, and a block is ready once at most S - 2 younger
+  // groups are pending (then a barrier makes it visible to every warp).
+  auto commit = [&](KB &e, SmallVector<Value> &tokens) {
     Value group =
         nvgpu::DeviceAsyncCreateGroupOp::create(e.b, e.loc, tokenType, tokens);
+    tokens.clear();
+    return group;
+  };
+  auto waitOldest = [&](KB &e, Value group) {
     nvgpu::DeviceAsyncWaitOp::create(e.b, e.loc, group,
-                                     e.b.getI32IntegerAttr(0));
+                                     e.b.getI32IntegerAttr(kStages - 2));
     gpu::BarrierOp::create(e.b, e.loc);
   };
-  // Prologue: block kbBegin into stage 0.
+  // Prologue: Q, and blocks kbBegin .. kbBegin + S - 2 into stages
+  // 0 .. S - 2; wait for the first.
   {
     SmallVector<Value> tokens;
     if (qInSmem) {
@@ -320,9 +337,14 @@ void MmaSyncEmitter::emit() {
             b.getUnitAttr()));
       }
     }
-    copyBlock(k, key, kBuf, D, kbBegin, k.idx(0), tokens);
-    copyBlock(k, value, vBuf, Dv, kbBegin, k.idx(0), tokens);
-    waitAll(k, tokens);
+    Value group;
+    for (int64_t st = 0; st < kStages - 1; ++st) {
+      Value kb = k.add(kbBegin, k.idx(st));
+      copyBlock(k, key, kBuf, D, kb, k.idx(st), tokens);
+      copyBlock(k, value, vBuf, Dv, kb, k.idx(st), tokens);
+      group = commit(k, tokens);
+    }
+    waitOldest(k, group);
   }
 
   // Loop state: m (2M rows), l (2M rows, thread-partial), O accumulators
@@ -351,12 +373,15 @@ void MmaSyncEmitter::emit() {
                        ValueRange iter) {
         KB e{lb, ll};
         Value stage = e.remu(e.sub(kb, kbBegin), kStages);
-        Value next = e.sub(e.idx(1), stage);
-        // Block kb + 1 into the other stage while this one computes; its
-        // readers finished before the barrier that ended the last iteration.
+        // Block kb + S - 1 into the stage of block kb - 1 while this one
+        // computes; its readers finished before the barrier that ended the
+        // last iteration.
+        Value ahead = e.add(kb, e.idx(kStages - 1));
+        Value next = e.remu(e.sub(ahead, kbBegin), kStages);
         SmallVector<Value> tokens;
-        copyBlock(e, key, kBuf, D, e.add(kb, e.idx(1)), next, tokens);
-        copyBlock(e, value, vBuf, Dv, e.add(kb, e.idx(1)), next, tokens);
+        copyBlock(e, key, kBuf, D, ahead, next, tokens);
+        copyBlock(e, value, vBuf, Dv, ahead, next, tokens);
+        Value group = commit(e, tokens);
 
         // ldmatrix lane addresses of A fragments (Q) and V (.trans): row
         // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16).
@@ -584,8 +609,9 @@ void MmaSyncEmitter::emit() {
           cur.append(lsum);
           cur.append(acc);
         }
-        // Block kb + 1 landed and every warp is done with stage `stage`.
-        waitAll(e, tokens);
+        // Block kb + 1 landed (at most S - 2 younger groups pending) and
+        // every warp is done with stage `stage`.
+        waitOldest(e, group);
         scf::YieldOp::create(lb, ll, cur);
   };
 
@@ -680,10 +706,9 @@ std::string attnfuse::gpu_kernels::mmaSyncUnsupportedReason(AttentionOp op) {
 }
 
 int64_t attnfuse::gpu_kernels::mmaSyncSharedBytes(const KernelPlan &plan) {
-  int64_t bytes =
-      kStages * keysOf(plan) * (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
+  int64_t bytes = stageBytes(plan);
   if (qInSharedMemory(plan))
-    bytes += 16 * mTilesOf(plan) * kWarps * rowStride(plan.D) * 2;
+    bytes += plan.cfg.blockQ * rowStride(plan.D) * 2;
   return bytes;
 }
 

@@ -8,6 +8,9 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="lazy-rescale=1" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=LAZY
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="warps=8 stages=3" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="warps=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=W2
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=S5
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -split-input-file -o %t.mlir 2>/dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
@@ -15,7 +18,9 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // BAD: unknown mma family 'wgmma'
-// BQ32: mma=mma_sync takes block-q 64 or 128, not 32
+// W2: mma=mma_sync takes warps 4 or 8, not 2
+// S5: mma=mma_sync takes 2 to 4 stages, not 5
+// BQ32: mma=mma_sync with 4 warps takes block-q 64 or 128 (one or two m16 tiles per warp), not 32
 
 // 4 warps of 32 rows; causal: grid = (B * H = 8, ceil(100 / 128)), longest
 // query blocks first; 32-key bf16 K/V blocks (the
@@ -82,6 +87,20 @@
 // (extract_kernels.py takes the first gpu.binary: the bf16 d = 128 kernel.)
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// warps=8 stages=3: 256 threads of two m16 tiles each (256 query rows),
+// three K/V stages (3 * 32 * 136 * 2 * 2 = 52224 bytes) and Q (256 * 136 *
+// 2 = 69632); two blocks in flight: a block is ready once at most one
+// younger cp.async group is pending.
+// W8S3-LABEL: func.func @causal_gqa
+// W8S3:       gpu.func @attn_fwd_0(
+// W8S3-SAME:    attn.block = array<i64: 256, 1, 1>, attn.config = array<i64: 256, 32, 1, 32>, attn.dynamic_shared = 121856 : i64, attn.family = "mma_sync", attn.grid = array<i64: 8, 1, 1>
+// W8S3:         memref.view {{.*}} to memref<3x32x136xbf16, #gpu.address_space<workgroup>>
+// W8S3-COUNT-2: nvgpu.device_async_create_group
+// W8S3:         nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
+// W8S3:         scf.for
+// W8S3:           nvgpu.device_async_create_group
+// W8S3:           nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
 
 // lazy-rescale: O is rescaled only when a row max of the warp changed.
 // LAZY-LABEL: func.func @causal_gqa

@@ -44,6 +44,10 @@ struct AttentionKernelOptions {
   /// mma_sync: rescale the O accumulators by exp2(m_old - m_new) only when
   /// a row max of the warp changed (a warp vote), not after every block.
   bool lazyRescale = true;
+  /// mma_sync: warps per CTA (4 or 8; blockQ = 16 x warps x m16 tiles per
+  /// warp) and K/V shared-memory stages of the cp.async pipeline (2-4).
+  int64_t warps = 0;
+  int64_t stages = 0;
   /// The products' instruction family. With MmaSync, blockQ is 128
   /// (default) or 64, blockK is 64 and threadsPerRow/chunk are unused.
   InstructionFamily family = InstructionFamily::MmaSync;
