@@ -16,7 +16,7 @@ FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
 where naive is not run, + 1e-3) before timing.
 
 usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
-                          [--attnfuse-only] [--only SUBSTR]
+                          [--attnfuse-only] [--no-variants] [--only SUBSTR]
 (--only: the configurations whose name contains SUBSTR, e.g. _lazy;
 --attnfuse-only: no peers, for comparing attnfuse's own variants)
 """
@@ -124,6 +124,8 @@ def main():
     rows = []
     for c in manifest:
         if c["role"] not in ("bench", "variant"):
+            continue
+        if c["role"] == "variant" and "--no-variants" in sys.argv:
             continue
         if only is not None and only not in c["name"]:
             continue
