@@ -121,8 +121,9 @@ for n in (4096, 16384):
             BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_{name}", d, n, c,
                                    role="variant", opts=opts))
 for c in (0, 1):
-    for name, opts in (("w8", " warps=8"), ("w8_bk64", " warps=8 block-k=64"),
-                       ("s3", " stages=3")):
+    for name, opts in (("w4_bk32", " warps=4 block-k=32"),
+                       ("bk32", " block-k=32"),
+                       ("bk32_s3", " block-k=32 stages=3")):
         BENCH.append(bench_cfg(f"bench_d256_n4096_c{c}_{name}", 256, 4096, c,
                                role="variant", opts=MMA + opts))
     for d in (64, 128):
