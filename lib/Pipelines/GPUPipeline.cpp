@@ -46,6 +46,17 @@ static std::string findCudaToolkit(const std::string &option) {
   return "";
 }
 
+/// Tensors to buffers, identity layouts at function boundaries (the host
+/// functions' arguments are plain dense buffers).
+static void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
 /// The naive kernels: the reference lowering's linalg ops on buffers become
 /// parallel loops (reduction dimensions stay sequential scf.for inside), each
 /// tiled 1x1x8x32 over its leading dimensions and mapped innermost-first, so
@@ -57,12 +68,7 @@ static void addNaiveKernels(OpPassManager &pm) {
   pm.addPass(attnfuse::createConvertAttnToLinalg());
   pm.addPass(attnfuse::attn::createAttnDecomposeAggregates());
   pm.addPass(createCanonicalizerPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass({1, 1, 8, 32}));
   // Drops the unit-trip dimensions of the tiled loops before mapping.
@@ -107,13 +113,7 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   pm.addPass(createConvertAttnToGPU(kernel));
   pm.addPass(createCanonicalizerPass());
 
-  // Host tensors to buffers (identity layouts at function boundaries).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferization(pm);
   // Kernels written as gpu.launch (none from convert-attn-to-gpu, which
   // emits gpu.func directly) become gpu.func too.
   pm.addPass(createGpuKernelOutliningPass());

@@ -6,24 +6,22 @@
 //   CTA = 4 warps (128 threads); warp w owns M m16 tiles, query rows
 //   q0 + 16 M w .. + 16 M - 1 (BQ = 64 M); grid = (ceil(Nq / BQ), B * Hq),
 //   or (B * Hq, ceil(Nq / BQ)) for causal masks (longest query blocks
-//   first), query blocks walked backwards. block-q=128 (M = 2, the default): Q copied once into shared
-//   memory (cp.async) and its A fragments re-read by ldmatrix per key block,
-//   so every K/V fragment feeds two mmas (FlashAttention-2's 128 x 64 tile).
-//   block-q=64 (M = 1): the warp's 16 x D Q tile loaded once into A
-//   fragments (registers).
-//   K, V: blocks of BK = block-k keys (64; 32 with block-q=128 above d = 64,
-//   where 64 spills), bf16/f16, in dynamic shared memory, two
-//   stages (cp.async 16-byte copies of block j+1 overlap the compute of j),
-//   rows padded by 8 elements so that ldmatrix's 8 row addresses hit distinct
-//   banks.
-//   S = Q K^T: mma m16n8k16 with f32 accumulators, k-step outer (one
-//   k-step's A fragments live), K B-fragments by ldmatrix (x4: two n-tiles).
-//   Online softmax on the accumulator fragments (log2 domain; with a
-//   positive scale the row max is taken on raw S and scale * log2 e folds
-//   into exp2's FFMA), row max over the quad by shuffle xor 1, 2; the row
-//   sums l stay per-thread partial until the end.
-//   P (bf16/f16, registers) is the A operand of O += P V, V B-fragments by
-//   ldmatrix.trans. O and lse written once.
+//   first), query blocks walked backwards. block-q=128 (M = 2, the default): Q
+//   copied once into shared memory (cp.async) and its A fragments re-read by
+//   ldmatrix per key block, so every K/V fragment feeds two mmas
+//   (FlashAttention-2's 128 x 64 tile). block-q=64 (M = 1): the warp's 16 x D Q
+//   tile loaded once into A fragments (registers). K, V: blocks of BK = block-k
+//   keys (64; 32 with block-q=128 above d = 64, where 64 spills), bf16/f16, in
+//   dynamic shared memory, two stages (cp.async 16-byte copies of block j+1
+//   overlap the compute of j), rows padded by 8 elements so that ldmatrix's 8
+//   row addresses hit distinct banks. S = Q K^T: mma m16n8k16 with f32
+//   accumulators, k-step outer (one k-step's A fragments live), K B-fragments
+//   by ldmatrix (x4: two n-tiles). Online softmax on the accumulator fragments
+//   (log2 domain; with a positive scale the row max is taken on raw S and scale
+//   * log2 e folds into exp2's FFMA), row max over the quad by shuffle xor 1,
+//   2; the row sums l stay per-thread partial until the end. P (bf16/f16,
+//   registers) is the A operand of O += P V, V B-fragments by ldmatrix.trans. O
+//   and lse written once.
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16 with
 // floating point type"); lane = 4 g + t (g = groupID, t = threadID_in_group):
@@ -114,6 +112,12 @@ private:
   /// c = a * b + c on one m16n8k16 tile; c has four f32.
   void mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
            MutableArrayRef<Value> c);
+  /// The two n-tiles of an ldmatrix x4 B operand: c[0..3] += a * (b0, b1),
+  /// c[4..7] += a * (b2, b3).
+  void mmaPair(KB &e, ArrayRef<Value> a, ArrayRef<Value> b4, Value *c) {
+    mma(e, a, {b4[0], b4[1]}, MutableArrayRef<Value>(c, 4));
+    mma(e, a, {b4[2], b4[3]}, MutableArrayRef<Value>(c + 4, 4));
+  }
   /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
   /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
   /// predicated FMULs), which costs issue slots and registers in the
@@ -153,8 +157,8 @@ Value MmaSyncEmitter::pack(KB &e, Value x, Value y) {
 void MmaSyncEmitter::mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
                          MutableArrayRef<Value> c) {
   Type f32 = e.b.getF32Type();
-  auto resType = LLVM::LLVMStructType::getLiteral(e.b.getContext(),
-                                                  {f32, f32, f32, f32});
+  auto resType =
+      LLVM::LLVMStructType::getLiteral(e.b.getContext(), {f32, f32, f32, f32});
   NVVM::MMATypes t = isBF16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   Value r = NVVM::MmaOp::create(
       e.b, e.loc, resType, a, bOps, ValueRange(c), ArrayRef<int64_t>{16, 8, 16},
@@ -231,10 +235,10 @@ void MmaSyncEmitter::emit() {
   // (chunk) keys: the registers of S and P scale with kC, the copies and
   // barriers with kBK.
   const int64_t kC = plan.cfg.chunk;
-  int64_t nS = kC / 8;   // n-tiles of S per warp and step (8 keys each)
-  int64_t nO = Dv / 8;   // n-tiles of O per warp
-  int64_t kQ = D / 16;   // k-steps of S
-  int64_t kP = kC / 16;  // k-steps of P V per step
+  int64_t nS = kC / 8;  // n-tiles of S per warp and step (8 keys each)
+  int64_t nO = Dv / 8;  // n-tiles of O per warp
+  int64_t kQ = D / 16;  // k-steps of S
+  int64_t kP = kC / 16; // k-steps of P V per step
   const int64_t M = mTilesOf(plan), kBQ = 16 * M * kWarps;
   const bool qInSmem = qInSharedMemory(plan);
 
@@ -256,11 +260,11 @@ void MmaSyncEmitter::emit() {
   // Q (M > 1): one "stage" of kBQ rows after the V stages.
   Value qBuf;
   if (qInSmem)
-    qBuf = memref::ViewOp::create(
-        b, loc,
-        MemRefType::get({1, kBQ, rowStride(D)}, elt,
-                        MemRefLayoutAttrInterface(), workgroup),
-        smem, k.idx(kBytes + vBytes), {});
+    qBuf = memref::ViewOp::create(b, loc,
+                                  MemRefType::get({1, kBQ, rowStride(D)}, elt,
+                                                  MemRefLayoutAttrInterface(),
+                                                  workgroup),
+                                  smem, k.idx(kBytes + vBytes), {});
 
   auto [qb, by] = k.blockCoordinates(plan);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -371,248 +375,244 @@ void MmaSyncEmitter::emit() {
   // the key tail (the blocks those cut), otherwise none is computed.
   auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
                        ValueRange iter) {
-        KB e{lb, ll};
-        Value stage = e.remu(e.sub(kb, kbBegin), kStages);
-        // Block kb + S - 1 into the stage of block kb - 1 while this one
-        // computes; its readers finished before the barrier that ended the
-        // last iteration.
-        Value ahead = e.add(kb, e.idx(kStages - 1));
-        Value next = e.remu(e.sub(ahead, kbBegin), kStages);
-        SmallVector<Value> tokens;
-        copyBlock(e, key, kBuf, D, ahead, next, tokens);
-        copyBlock(e, value, vBuf, Dv, ahead, next, tokens);
-        Value group = commit(e, tokens);
+    KB e{lb, ll};
+    Value stage = e.remu(e.sub(kb, kbBegin), kStages);
+    // Block kb + S - 1 into the stage of block kb - 1 while this one
+    // computes; its readers finished before the barrier that ended the
+    // last iteration.
+    Value ahead = e.add(kb, e.idx(kStages - 1));
+    Value next = e.remu(e.sub(ahead, kbBegin), kStages);
+    SmallVector<Value> tokens;
+    copyBlock(e, key, kBuf, D, ahead, next, tokens);
+    copyBlock(e, value, vBuf, Dv, ahead, next, tokens);
+    Value group = commit(e, tokens);
 
-        // ldmatrix lane addresses of A fragments (Q) and V (.trans): row
-        // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16).
-        Value lrow = e.remu(lane, 8);
-        Value arow = e.add(lrow, e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8)));
-        Value acol = e.mul(e.divu(lane, 16), e.idx(8));
+    // ldmatrix lane addresses of A fragments (Q) and V (.trans): row
+    // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16).
+    Value lrow = e.remu(lane, 8);
+    Value arow = e.add(lrow, e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8)));
+    Value acol = e.mul(e.divu(lane, 16), e.idx(8));
 
-        SmallVector<Value> cur(iter.begin(), iter.end());
-        for (int64_t kOff = 0; kOff < kBK; kOff += kC) {
-          // S = Q K^T; element (mt nS + j) 4 + i of s: row rows[2 mt + i / 2],
-          // key k0 + 8j + 2t + i % 2.
-          SmallVector<Value> s(M * nS * 4, e.f32(0.0));
-          // k-step outer: the A fragments of one k-step (M x 4 registers) are
-          // live at a time; a K ldmatrix x4 covers n-tiles 2jj, 2jj + 1 of the
-          // k-step (lane l: K row 16 jj + l % 8 + 8 (l / 16), column
-          // 16 ks + 8 ((l / 8) % 2)).
-          Value brow = e.add(lrow, e.mul(e.divu(lane, 16), e.idx(8)));
-          Value bcol = e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8));
-          for (int64_t ks = 0; ks < kQ; ++ks) {
-            SmallVector<SmallVector<Value>> qa(M);
-            for (int64_t mt = 0; mt < M; ++mt)
-              qa[mt] = qInSmem
-                           ? ldmatrix(e, qBuf, e.idx(0),
-                                      e.add(warpRow0, e.add(e.idx(16 * mt), arow)),
-                                      e.add(e.idx(16 * ks), acol),
-                                      /*transpose=*/false)
-                           : qFrag[ks];
-            for (int64_t jj = 0; jj < nS / 2; ++jj) {
-              SmallVector<Value> bk =
-                  ldmatrix(e, kBuf, stage, e.add(e.idx(kOff + 16 * jj), brow),
-                           e.add(e.idx(16 * ks), bcol), /*transpose=*/false);
-              for (int64_t mt = 0; mt < M; ++mt) {
-                Value *c = s.data() + 4 * (mt * nS + 2 * jj);
-                mma(e, qa[mt], {bk[0], bk[1]}, MutableArrayRef<Value>(c, 4));
-                mma(e, qa[mt], {bk[2], bk[3]}, MutableArrayRef<Value>(c + 4, 4));
-              }
-            }
+    SmallVector<Value> cur(iter.begin(), iter.end());
+    for (int64_t kOff = 0; kOff < kBK; kOff += kC) {
+      // S = Q K^T; element (mt nS + j) 4 + i of s: row rows[2 mt + i / 2],
+      // key k0 + 8j + 2t + i % 2.
+      SmallVector<Value> s(M * nS * 4, e.f32(0.0));
+      // k-step outer: the A fragments of one k-step (M x 4 registers) are
+      // live at a time; a K ldmatrix x4 covers n-tiles 2jj, 2jj + 1 of the
+      // k-step (lane l: K row 16 jj + l % 8 + 8 (l / 16), column
+      // 16 ks + 8 ((l / 8) % 2)).
+      Value brow = e.add(lrow, e.mul(e.divu(lane, 16), e.idx(8)));
+      Value bcol = e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8));
+      for (int64_t ks = 0; ks < kQ; ++ks) {
+        SmallVector<SmallVector<Value>> qa(M);
+        for (int64_t mt = 0; mt < M; ++mt)
+          qa[mt] = qInSmem
+                       ? ldmatrix(e, qBuf, e.idx(0),
+                                  e.add(warpRow0, e.add(e.idx(16 * mt), arow)),
+                                  e.add(e.idx(16 * ks), acol),
+                                  /*transpose=*/false)
+                       : qFrag[ks];
+        for (int64_t jj = 0; jj < nS / 2; ++jj) {
+          SmallVector<Value> bk =
+              ldmatrix(e, kBuf, stage, e.add(e.idx(kOff + 16 * jj), brow),
+                       e.add(e.idx(16 * ks), bcol), /*transpose=*/false);
+          for (int64_t mt = 0; mt < M; ++mt) {
+            Value *c = s.data() + 4 * (mt * nS + 2 * jj);
+            mmaPair(e, qa[mt], bk, c);
           }
-          // Element i of n-tile j: key k0 + 8j + 2t + i % 2 (clamped to
-          // Nk - 1 for loads; the tail mask hides the keys past Nk).
-          Value k0 = e.add(e.mul(kb, e.idx(kBK)), e.idx(kOff));
-          auto keyOf = [&](KB &x, int64_t j, int64_t i, bool clamp) {
-            Value kg = x.add(x.add(k0, x.idx(8 * j + i % 2)), t2);
-            return clamp && tail ? x.min(kg, x.idx(plan.Nk - 1)) : kg;
-          };
-          if (elementwise) {
-            for (int64_t mt = 0; mt < M; ++mt)
-              for (int64_t j = 0; j < nS; ++j)
-                for (int64_t i = 0; i < 4; ++i) {
-                  SmallVector<Value> bhqk = {bi, hi, rowsC[2 * mt + i / 2],
-                                             keyOf(e, j, i, /*clamp=*/true)};
-                  Value &x = s[4 * (mt * nS + j) + i];
-                  x = buildMaskedScore(
-                      lb, ll, plan.op, x, bhqk,
-                      bias ? e.loadBroadcast(bias, bhqk) : Value(),
-                      keep ? e.loadBroadcast(keep, bhqk) : Value(),
-                      /*applyStructuralMask=*/false);
-                  x = e.fmul(x, e.f32(kLog2e));
-                }
-          } else if (!foldScale) {
-            for (Value &x : s)
-              x = e.fmul(x, e.f32(scaleLog2e));
-          }
-
-          // The mask of element i of n-tile j of m-tile mt, from two values
-          // per thread: with delta = key - row = d0 + c (d0 = k0 + 2t - rows[0],
-          // c = 8j + i % 2 - 16 mt - 8 (i / 2)), visible iff
-          // off - left <= delta <= off + right (the structural mask's
-          // definition) and, with a key tail, k0 + 2t < Nk - 8j - i % 2: one
-          // i32 comparison against a constant per bound and element.
-          if (masked) {
-            Type i32 = lb.getI32Type();
-            auto toI32 = [&](Value v) {
-              return arith::IndexCastOp::create(lb, ll, i32, v);
-            };
-            auto cmp = [&](arith::CmpIPredicate p, Value x, int64_t c) {
-              return arith::CmpIOp::create(
-                  lb, ll, p, x,
-                  arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(c)));
-            };
-            Value kt = toI32(e.add(k0, t2));
-            Value d0 = toI32(e.sub(e.add(k0, t2), rows[0]));
-            for (int64_t mt = 0; mt < M; ++mt)
-              for (int64_t j = 0; j < nS; ++j)
-                for (int64_t i = 0; i < 4; ++i) {
-                  int64_t kc = 8 * j + i % 2, c = kc - 16 * mt - 8 * (i / 2);
-                  Value vis;
-                  auto both = [&](Value x) {
-                    vis = vis ? arith::AndIOp::create(lb, ll, vis, x) : x;
-                  };
-                  if (plan.leftBounded)
-                    both(cmp(arith::CmpIPredicate::sge, d0,
-                             w.offset - w.left - c));
-                  if (plan.rightBounded)
-                    both(cmp(arith::CmpIPredicate::sle, d0,
-                             w.offset + w.right - c));
-                  if (tail)
-                    both(cmp(arith::CmpIPredicate::slt, kt, plan.Nk - kc));
-                  Value &x = s[4 * (mt * nS + j) + i];
-                  if (vis)
-                    x = e.select(vis, x, e.f32(kNegInf));
-                }
-          }
-
-          // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
-          // i / 2 == r); m is kept scaled (log2 domain).
-          SmallVector<Value> mNew(R), negM(R), alpha(R), lsum(R);
-          for (int64_t rr = 0; rr < R; ++rr) {
-            int64_t mt = rr / 2, r = rr % 2;
-            Value mx;
-            for (int64_t j = 0; j < nS; ++j)
-              for (int64_t i = 0; i < 2; ++i) {
-                Value x = s[4 * (mt * nS + j) + 2 * r + i];
-                mx = mx ? e.fmax(mx, x) : x;
-              }
-            for (int32_t off : {1, 2})
-              mx = e.fmax(mx, gpu::ShuffleOp::create(lb, ll, mx, off, 32,
-                                                     gpu::ShuffleMode::XOR)
-                                  .getShuffleResult());
-            if (foldScale)
-              mx = e.fmul(mx, e.f32(scaleLog2e));
-            mx = e.fmax(mx, cur[rr]);
-            mNew[rr] = mx;
-            Value mSafe = e.safeMax(mx);
-            negM[rr] = arith::NegFOp::create(lb, ll, mSafe);
-            alpha[rr] = exp2(e, e.fsub(cur[rr], mSafe));
-            lsum[rr] = e.fmul(cur[R + rr], alpha[rr]);
-          }
-          // acc *= alpha (per row). alpha = 1 exactly where m did not change
-          // (and acc = 0 while m = -inf), so with lazy-rescale the warp skips
-          // the multiplications unless one of its row maxima changed.
-          SmallVector<Value> acc(cur.begin() + 2 * R, cur.end());
-          auto rescale = [&](KB &x) {
-            SmallVector<Value> scaled(acc);
-            for (int64_t mt = 0; mt < M; ++mt)
-              for (int64_t n = 0; n < nO; ++n)
-                for (int64_t i = 0; i < 4; ++i) {
-                  Value &a = scaled[4 * (mt * nO + n) + i];
-                  a = x.fmul(a, alpha[2 * mt + i / 2]);
-                }
-            return scaled;
-          };
-          if (plan.cfg.lazyRescale) {
-            Value changed;
-            for (int64_t rr = 0; rr < R; ++rr) {
-              Value c = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::UNE,
-                                              mNew[rr], cur[rr]);
-              changed = changed ? arith::OrIOp::create(lb, ll, changed, c) : c;
-            }
-            Value any = NVVM::VoteSyncOp::create(
-                lb, ll, lb.getI1Type(),
-                arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(-1)),
-                changed, NVVM::VoteSyncKind::any);
-            auto ifOp = scf::IfOp::create(
-                lb, ll, any,
-                [&](OpBuilder &rb, Location rl) {
-                  KB x{rb, rl};
-                  scf::YieldOp::create(rb, rl, rescale(x));
-                },
-                [&](OpBuilder &rb, Location rl) {
-                  scf::YieldOp::create(rb, rl, acc);
-                });
-            acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-          } else {
-            acc = rescale(e);
-          }
-
-          // P = exp2(...) of k-step ks (keys 16 ks .. 16 ks + 15) of m-tile
-          // mt, packed to bf16/f16 pairs, the A fragment of P V: reg0 =
-          // (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2 = (c0, c1) of
-          // 2ks + 1, reg3 = (c2, c3) of 2ks + 1. Each row's 4 values summed as
-          // a tree before they join l (short chains).
-          auto probabilities = [&](int64_t mt, int64_t ks) {
-              Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
-              for (Value *c : {c0, c1})
-                for (int64_t i = 0; i < 4; ++i) {
-                  int64_t rr = 2 * mt + i / 2;
-                  Value &x = c[i];
-                  x = exp2(e, foldScale
-                                  ? e.fma(x, e.f32(scaleLog2e), negM[rr])
-                                  : e.fadd(x, negM[rr]));
-                }
-              for (int64_t r = 0; r < 2; ++r) {
-                Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
-                                    e.fadd(c1[2 * r], c1[2 * r + 1]));
-                lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
-              }
-              // Dropout acts on the normalized probabilities (P V), not on l:
-              // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
-              if (seed) {
-                Value scaleKept = e.f32(1.0 / (1.0 - plan.op.getDropoutProbability()));
-                for (int64_t h = 0; h < 2; ++h)
-                  for (int64_t i = 0; i < 4; ++i) {
-                    Value &x = (h ? c1 : c0)[i];
-                    Value kept = buildDropoutKeep(
-                        lb, ll, plan.op, seed,
-                        {bi, hi, rowsC[2 * mt + i / 2],
-                         keyOf(e, 2 * ks + h, i, /*clamp=*/true)});
-                    x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
-                  }
-              }
-              return SmallVector<Value>{pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
-                                        pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
-          };
-          // Per k-step ks: P of its 16 keys, then O += P V with V by
-          // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers
-          // (0, 1) = n-tile 2n, (2, 3) = 2n + 1. P of one k-step is live at a
-          // time.
-          for (int64_t ks = 0; ks < kP; ++ks) {
-            SmallVector<SmallVector<Value>> pa;
-            for (int64_t mt = 0; mt < M; ++mt)
-              pa.push_back(probabilities(mt, ks));
-            for (int64_t n = 0; n < nO / 2; ++n) {
-              SmallVector<Value> bv =
-                  ldmatrix(e, vBuf, stage, e.add(e.idx(kOff + 16 * ks), arow),
-                           e.add(e.idx(16 * n), acol), /*transpose=*/true);
-              for (int64_t mt = 0; mt < M; ++mt) {
-                Value *a = acc.data() + 4 * (mt * nO + 2 * n);
-                mma(e, pa[mt], {bv[0], bv[1]}, MutableArrayRef<Value>(a, 4));
-                mma(e, pa[mt], {bv[2], bv[3]}, MutableArrayRef<Value>(a + 4, 4));
-              }
-            }
-          }
-          cur = mNew;
-          cur.append(lsum);
-          cur.append(acc);
         }
-        // Block kb + 1 landed (at most S - 2 younger groups pending) and
-        // every warp is done with stage `stage`.
-        waitOldest(e, group);
-        scf::YieldOp::create(lb, ll, cur);
+      }
+      // Element i of n-tile j: key k0 + 8j + 2t + i % 2 (clamped to
+      // Nk - 1 for loads; the tail mask hides the keys past Nk).
+      Value k0 = e.add(e.mul(kb, e.idx(kBK)), e.idx(kOff));
+      auto keyOf = [&](KB &x, int64_t j, int64_t i, bool clamp) {
+        Value kg = x.add(x.add(k0, x.idx(8 * j + i % 2)), t2);
+        return clamp && tail ? x.min(kg, x.idx(plan.Nk - 1)) : kg;
+      };
+      if (elementwise) {
+        for (int64_t mt = 0; mt < M; ++mt)
+          for (int64_t j = 0; j < nS; ++j)
+            for (int64_t i = 0; i < 4; ++i) {
+              SmallVector<Value> bhqk = {bi, hi, rowsC[2 * mt + i / 2],
+                                         keyOf(e, j, i, /*clamp=*/true)};
+              Value &x = s[4 * (mt * nS + j) + i];
+              x = buildMaskedScore(lb, ll, plan.op, x, bhqk,
+                                   bias ? e.loadBroadcast(bias, bhqk) : Value(),
+                                   keep ? e.loadBroadcast(keep, bhqk) : Value(),
+                                   /*applyStructuralMask=*/false);
+              x = e.fmul(x, e.f32(kLog2e));
+            }
+      } else if (!foldScale) {
+        for (Value &x : s)
+          x = e.fmul(x, e.f32(scaleLog2e));
+      }
+
+      // The mask of element i of n-tile j of m-tile mt, from two values
+      // per thread: with delta = key - row = d0 + c (d0 = k0 + 2t - rows[0],
+      // c = 8j + i % 2 - 16 mt - 8 (i / 2)), visible iff
+      // off - left <= delta <= off + right (the structural mask's
+      // definition) and, with a key tail, k0 + 2t < Nk - 8j - i % 2: one
+      // i32 comparison against a constant per bound and element.
+      if (masked) {
+        Type i32 = lb.getI32Type();
+        auto toI32 = [&](Value v) {
+          return arith::IndexCastOp::create(lb, ll, i32, v);
+        };
+        auto cmp = [&](arith::CmpIPredicate p, Value x, int64_t c) {
+          return arith::CmpIOp::create(
+              lb, ll, p, x,
+              arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(c)));
+        };
+        Value kt = toI32(e.add(k0, t2));
+        Value d0 = toI32(e.sub(e.add(k0, t2), rows[0]));
+        for (int64_t mt = 0; mt < M; ++mt)
+          for (int64_t j = 0; j < nS; ++j)
+            for (int64_t i = 0; i < 4; ++i) {
+              int64_t kc = 8 * j + i % 2, c = kc - 16 * mt - 8 * (i / 2);
+              Value vis;
+              auto both = [&](Value x) {
+                vis = vis ? arith::AndIOp::create(lb, ll, vis, x) : x;
+              };
+              if (plan.leftBounded)
+                both(cmp(arith::CmpIPredicate::sge, d0, w.offset - w.left - c));
+              if (plan.rightBounded)
+                both(
+                    cmp(arith::CmpIPredicate::sle, d0, w.offset + w.right - c));
+              if (tail)
+                both(cmp(arith::CmpIPredicate::slt, kt, plan.Nk - kc));
+              Value &x = s[4 * (mt * nS + j) + i];
+              if (vis)
+                x = e.select(vis, x, e.f32(kNegInf));
+            }
+      }
+
+      // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
+      // i / 2 == r); m is kept scaled (log2 domain).
+      SmallVector<Value> mNew(R), negM(R), alpha(R), lsum(R);
+      for (int64_t rr = 0; rr < R; ++rr) {
+        int64_t mt = rr / 2, r = rr % 2;
+        Value mx;
+        for (int64_t j = 0; j < nS; ++j)
+          for (int64_t i = 0; i < 2; ++i) {
+            Value x = s[4 * (mt * nS + j) + 2 * r + i];
+            mx = mx ? e.fmax(mx, x) : x;
+          }
+        for (int32_t off : {1, 2})
+          mx = e.fmax(mx, gpu::ShuffleOp::create(lb, ll, mx, off, 32,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+        if (foldScale)
+          mx = e.fmul(mx, e.f32(scaleLog2e));
+        mx = e.fmax(mx, cur[rr]);
+        mNew[rr] = mx;
+        Value mSafe = e.safeMax(mx);
+        negM[rr] = arith::NegFOp::create(lb, ll, mSafe);
+        alpha[rr] = exp2(e, e.fsub(cur[rr], mSafe));
+        lsum[rr] = e.fmul(cur[R + rr], alpha[rr]);
+      }
+      // acc *= alpha (per row). alpha = 1 exactly where m did not change
+      // (and acc = 0 while m = -inf), so with lazy-rescale the warp skips
+      // the multiplications unless one of its row maxima changed.
+      SmallVector<Value> acc(cur.begin() + 2 * R, cur.end());
+      auto rescale = [&](KB &x) {
+        SmallVector<Value> scaled(acc);
+        for (int64_t mt = 0; mt < M; ++mt)
+          for (int64_t n = 0; n < nO; ++n)
+            for (int64_t i = 0; i < 4; ++i) {
+              Value &a = scaled[4 * (mt * nO + n) + i];
+              a = x.fmul(a, alpha[2 * mt + i / 2]);
+            }
+        return scaled;
+      };
+      if (plan.cfg.lazyRescale) {
+        Value changed;
+        for (int64_t rr = 0; rr < R; ++rr) {
+          Value c = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::UNE,
+                                          mNew[rr], cur[rr]);
+          changed = changed ? arith::OrIOp::create(lb, ll, changed, c) : c;
+        }
+        Value any = NVVM::VoteSyncOp::create(
+            lb, ll, lb.getI1Type(),
+            arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(-1)),
+            changed, NVVM::VoteSyncKind::any);
+        auto ifOp = scf::IfOp::create(
+            lb, ll, any,
+            [&](OpBuilder &rb, Location rl) {
+              KB x{rb, rl};
+              scf::YieldOp::create(rb, rl, rescale(x));
+            },
+            [&](OpBuilder &rb, Location rl) {
+              scf::YieldOp::create(rb, rl, acc);
+            });
+        acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+      } else {
+        acc = rescale(e);
+      }
+
+      // P = exp2(...) of k-step ks (keys 16 ks .. 16 ks + 15) of m-tile
+      // mt, packed to bf16/f16 pairs, the A fragment of P V: reg0 =
+      // (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2 = (c0, c1) of
+      // 2ks + 1, reg3 = (c2, c3) of 2ks + 1. Each row's 4 values summed as
+      // a tree before they join l (short chains).
+      auto probabilities = [&](int64_t mt, int64_t ks) {
+        Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
+        for (Value *c : {c0, c1})
+          for (int64_t i = 0; i < 4; ++i) {
+            int64_t rr = 2 * mt + i / 2;
+            Value &x = c[i];
+            x = exp2(e, foldScale ? e.fma(x, e.f32(scaleLog2e), negM[rr])
+                                  : e.fadd(x, negM[rr]));
+          }
+        for (int64_t r = 0; r < 2; ++r) {
+          Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
+                              e.fadd(c1[2 * r], c1[2 * r + 1]));
+          lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
+        }
+        // Dropout acts on the normalized probabilities (P V), not on l:
+        // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
+        if (seed) {
+          Value scaleKept =
+              e.f32(1.0 / (1.0 - plan.op.getDropoutProbability()));
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t i = 0; i < 4; ++i) {
+              Value &x = (h ? c1 : c0)[i];
+              Value kept =
+                  buildDropoutKeep(lb, ll, plan.op, seed,
+                                   {bi, hi, rowsC[2 * mt + i / 2],
+                                    keyOf(e, 2 * ks + h, i, /*clamp=*/true)});
+              x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
+            }
+        }
+        return SmallVector<Value>{pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
+                                  pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
+      };
+      // Per k-step ks: P of its 16 keys, then O += P V with V by
+      // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers
+      // (0, 1) = n-tile 2n, (2, 3) = 2n + 1. P of one k-step is live at a
+      // time.
+      for (int64_t ks = 0; ks < kP; ++ks) {
+        SmallVector<SmallVector<Value>> pa;
+        for (int64_t mt = 0; mt < M; ++mt)
+          pa.push_back(probabilities(mt, ks));
+        for (int64_t n = 0; n < nO / 2; ++n) {
+          SmallVector<Value> bv =
+              ldmatrix(e, vBuf, stage, e.add(e.idx(kOff + 16 * ks), arow),
+                       e.add(e.idx(16 * n), acol), /*transpose=*/true);
+          for (int64_t mt = 0; mt < M; ++mt) {
+            Value *a = acc.data() + 4 * (mt * nO + 2 * n);
+            mmaPair(e, pa[mt], bv, a);
+          }
+        }
+      }
+      cur = mNew;
+      cur.append(lsum);
+      cur.append(acc);
+    }
+    // Block kb + 1 landed (at most S - 2 younger groups pending) and
+    // every warp is done with stage `stage`.
+    waitOldest(e, group);
+    scf::YieldOp::create(lb, ll, cur);
   };
 
   // The blocks that every row of the CTA sees whole, [fullBegin, fullEnd),
@@ -627,11 +627,10 @@ void MmaSyncEmitter::emit() {
                                                          w.left + kBK - 1)),
                                          kBK)));
   if (plan.rightBounded)
-    fullEnd = k.min(fullEnd,
-                    k.add(k.floorDiv(k.add(q0, k.idx(w.offset + w.right -
-                                                     (kBK - 1))),
-                                     kBK),
-                          k.idx(1)));
+    fullEnd = k.min(
+        fullEnd,
+        k.add(k.floorDiv(k.add(q0, k.idx(w.offset + w.right - (kBK - 1))), kBK),
+              k.idx(1)));
   if (tail)
     fullEnd = k.min(fullEnd, k.idx(plan.numKB - 1));
   fullEnd = k.max(fullEnd, fullBegin);
@@ -657,9 +656,9 @@ void MmaSyncEmitter::emit() {
     int64_t mt = rr / 2, r = rr % 2;
     Value m = state[rr], l = state[R + rr];
     for (int32_t off : {1, 2})
-      l = k.fadd(l, gpu::ShuffleOp::create(b, loc, l, off, 32,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult());
+      l = k.fadd(
+          l, gpu::ShuffleOp::create(b, loc, l, off, 32, gpu::ShuffleMode::XOR)
+                 .getShuffleResult());
     Value positive =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, k.f32(0));
     Value inv = k.select(positive, arith::DivFOp::create(b, loc, k.f32(1), l),
@@ -673,10 +672,10 @@ void MmaSyncEmitter::emit() {
         Value y = e.fmul(state[base + 1], inv);
         Value v = vector::FromElementsOp::create(nb, nl, f2, ValueRange{x, y});
         v = arith::TruncFOp::create(nb, nl, pairType, v);
-        vector::StoreOp::create(nb, nl, v, out,
-                                ValueRange{bi, hi, rows[rr],
-                                           e.add(e.idx(8 * n), t2)},
-                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+        vector::StoreOp::create(
+            nb, nl, v, out,
+            ValueRange{bi, hi, rows[rr], e.add(e.idx(8 * n), t2)},
+            /*nontemporal=*/false, llvm::MaybeAlign(4));
       }
       Value first =
           arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, t, e.idx(0));
