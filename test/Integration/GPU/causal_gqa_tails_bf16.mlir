@@ -4,8 +4,9 @@
 // with Nq != Nk and sizes that are not multiples of the blocks, with lse.
 // RUN: attnfuse-run %s --target=cuda --check=fa
 // RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="mma=simt"
-// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="lazy-rescale=1"
+// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="lazy-rescale=0"
 // RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="block-q=64"
+// RUN: attnfuse-run %s --target=cuda --check=fa --pipeline-options="warps=8 stages=3"
 func.func @f(%q: tensor<2x8x300x128xbf16>, %k: tensor<2x2x333x128xbf16>, %v: tensor<2x2x333x128xbf16>)
     -> (tensor<2x8x300x128xbf16>, tensor<2x8x300xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x8x300x128xbf16>, tensor<2x2x333x128xbf16>, tensor<2x2x333x128xbf16>)
