@@ -109,6 +109,7 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   kernel.lazyRescale = options.lazyRescale;
   kernel.warps = options.warps;
   kernel.stages = options.stages;
+  kernel.sharedMemoryLimit = sharedMemoryLimitForChip(options.chip);
   kernel.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(kernel));
   pm.addPass(createCanonicalizerPass());

@@ -289,8 +289,10 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
     // (little-endian), as wide as the kernel parameter.
     SmallVector<uint64_t> values;
     for (auto [o, type] : llvm::zip(operands, kernel.argumentTypes)) {
-      bool isPointer = o.kind == Operand::Buffer ||
-                       (o.kind == Operand::Argument && argumentPtrs[o.index]);
+      bool isPointer =
+          o.kind == Operand::Buffer ||
+          (o.kind == Operand::Argument &&
+           isa<RankedTensorType>(signature.getInput(o.index)));
       unsigned bits = scalarBits(type);
       if (isPointer != (type == "ptr") || (!isPointer && bits == 0))
         return fail(llvm::createStringError(

@@ -89,14 +89,15 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "Query rows per CTA (0: the default per head dim and features; "
-           "mma_sync: 64 or 128)">,
+           "mma_sync: 16 or 32 rows per warp)">,
     Option<"blockK", "block-k", "int64_t", /*default=*/"0",
            "Keys per shared-memory block (0: the default per head dim and "
            "features; mma_sync: 32 or 64)">,
     Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
            "Threads per query row (0: max(1, d / 32))">,
     Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "Keys per online-softmax rescaling (0: 16)">,
+           "Keys per online-softmax rescaling (0: simt 16, mma_sync block-k; "
+           "mma_sync: a multiple of 16 dividing block-k)">,
     Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
            "CTAs per SM that register allocation must allow "
            "(.minnctapersm; negative: ptxas's choice)">,
@@ -106,6 +107,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "mma_sync: K/V shared-memory stages of the cp.async pipeline, "
            "2-4 (0: 2)">,
+    Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t",
+           /*default=*/"0",
+           "mma_sync: dynamic shared memory per CTA in bytes (0: 227 KB, "
+           "sm_90); attn-lower-to-nvvm-pipeline sets it from its chip">,
     Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"true",
            "mma_sync: rescale the O accumulators by exp2(m_old - m_new) "
            "only when a row max of the warp changed (warp vote), instead of "

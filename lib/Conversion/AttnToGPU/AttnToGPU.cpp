@@ -28,8 +28,9 @@
 // Everything per element (structural mask, score_mod, bias, keep mask,
 // dropout) is built by the shared ScoreUtils builders, so the kernel computes
 // the function the reference lowering defines. The products are f32 FMAs on
-// CUDA cores (the "fma" instruction family); tensor-core families (mma.sync,
-// wgmma) would replace ScoreProduct/ValueProduct below.
+// CUDA cores (the "simt" instruction family, KernelEmitter below); the
+// tensor-core family (mma.sync) is MmaSyncKernel.cpp, chosen per op in
+// convertAttentionToGPU.
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
@@ -89,15 +90,12 @@ Value sliceStart(KB &k, Value part, int64_t group, int64_t T) {
 
 /// The kernel body. `args` are the gpu.func arguments; `kBuf`, `vBuf` the
 /// workgroup buffers.
-class KernelEmitter {
+class KernelEmitter : KernelArgs {
 public:
   KernelEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                 ArrayRef<BlockArgument> args, Value kBuf, Value vBuf)
-      : plan(plan), b(b), loc(loc), kBuf(kBuf), vBuf(vBuf) {
-    KernelArgs a(plan, args);
-    std::tie(q, key, value, bias, keep, seed, out, lse) =
-        std::tie(a.q, a.key, a.value, a.bias, a.keep, a.seed, a.out, a.lse);
-  }
+      : KernelArgs(plan, args), plan(plan), b(b), loc(loc), kBuf(kBuf),
+        vBuf(vBuf) {}
 
   void emit();
 
@@ -116,7 +114,6 @@ private:
   OpBuilder &b;
   Location loc;
   Value kBuf, vBuf;
-  Value q, key, value, bias, keep, seed, out, lse;
   // Per-thread coordinates.
   Value bi, hi, kvh, part, qRow, qClamped;
 };
@@ -368,6 +365,14 @@ attnfuse::resolveKernelConfig(int64_t headDimQK, int64_t headDimV,
   return options;
 }
 
+int64_t attnfuse::sharedMemoryLimitForChip(StringRef chip) {
+  if (chip.starts_with("sm_80") || chip.starts_with("sm_87"))
+    return 163 * 1024;
+  if (chip.starts_with("sm_86") || chip.starts_with("sm_89"))
+    return 99 * 1024;
+  return 227 * 1024;
+}
+
 LogicalResult attnfuse::convertAttentionToGPU(
     AttentionOp op, Operation *gpuModuleOp, StringRef kernelName,
     const AttentionKernelOptions &options) {
@@ -395,8 +400,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.rightBounded =
       plan.window.right != kUnbounded && plan.window.right < plan.Nq + plan.Nk;
   plan.headsFastest = plan.rightBounded && !plan.leftBounded;
-  // The mma.sync family covers bf16/f16 with masks and GQA; the rest falls
-  // back to the SIMT family (never a wrong kernel).
+  // The mma.sync family covers bf16/f16 with head dims that are multiples of
+  // 16 up to 256, every feature; the rest falls back to the SIMT family
+  // (never a wrong kernel).
   bool mmaSync = options.family == InstructionFamily::MmaSync;
   if (mmaSync) {
     std::string why = mmaSyncUnsupportedReason(op);
@@ -408,6 +414,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
     }
   }
   AttentionKernelOptions resolved = options;
+  int64_t sharedLimit = options.sharedMemoryLimit > 0
+                            ? options.sharedMemoryLimit
+                            : sharedMemoryLimitForChip("sm_90");
   if (mmaSync) {
     // Defaults per head dim d = max(dqk, dv) and features, measured on the
     // H200 (docs/GPU.md) and chosen so that ptxas needs no spills under 255
@@ -455,12 +464,29 @@ LogicalResult attnfuse::convertAttentionToGPU(
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
                                  "block-k 32 or 64, not "
                               << resolved.blockK;
+    // Defaults shrink to the target's shared memory: 32-key blocks, then
+    // one m16 tile per warp, then 4 warps.
+    auto sharedBytes = [&] {
+      KernelPlan trial = plan;
+      trial.cfg = resolved;
+      return mmaSyncSharedBytes(trial);
+    };
+    if (options.blockK == 0 && sharedBytes() > sharedLimit)
+      resolved.blockK = 32;
+    if (options.blockQ == 0 && sharedBytes() > sharedLimit)
+      resolved.blockQ = warpRows;
+    if (options.blockQ == 0 && options.warps == 0 &&
+        sharedBytes() > sharedLimit && resolved.warps == 8) {
+      resolved.warps = 4;
+      resolved.blockQ = 64;
+    }
     resolved.threadsPerRow = 1;
     // Online-softmax steps of `chunk` keys within a block (m16n8k16: a
     // multiple of 16 dividing block-k); the whole block by default.
     if (resolved.chunk == 0)
       resolved.chunk = resolved.blockK;
-    if (resolved.chunk % 16 != 0 || resolved.blockK % resolved.chunk != 0)
+    if (resolved.chunk <= 0 || resolved.chunk % 16 != 0 ||
+        resolved.blockK % resolved.chunk != 0)
       return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes a "
                                  "chunk that is a multiple of 16 dividing "
                                  "block-k, not "
@@ -488,16 +514,27 @@ LogicalResult attnfuse::convertAttentionToGPU(
            << 4 * cfg.blockK * (plan.D + plan.Dv)
            << " bytes) exceed 48 KB of static shared memory; lower block-k";
   plan.threads = mmaSync ? 32 * cfg.warps : cfg.blockQ * T;
-  // The opt-in limit of dynamic shared memory per CTA on sm_80 (163 KB) /
-  // sm_90 (227 KB): beyond the larger, no launch can succeed.
-  if (mmaSync && mmaSyncSharedBytes(plan) > 227 * 1024)
+  if (mmaSync && mmaSyncSharedBytes(plan) > sharedLimit)
     return op.emitOpError()
            << "convert-attn-to-gpu: the mma_sync kernel needs "
            << mmaSyncSharedBytes(plan)
-           << " bytes of shared memory (K/V stages and Q), more than 227 KB; "
-              "lower stages or block-k";
+           << " bytes of shared memory (K/V stages and Q), more than the "
+           << sharedLimit << " a CTA can have on the target; lower stages, "
+           << "block-k or block-q";
+  // The mask is computed in i32 (key - row and Nk - key, MmaSyncKernel.cpp).
+  if (mmaSync && plan.Nq + plan.Nk + cfg.blockQ + cfg.blockK >
+                     std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
+                               "Nq + Nk below 2^31";
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
+  // Grid x, y (see KernelPlan::headsFastest) within CUDA's limits.
+  int64_t gridX = plan.headsFastest ? plan.B * plan.Hq : plan.numQB;
+  int64_t gridY = plan.headsFastest ? plan.numQB : plan.B * plan.Hq;
+  if (gridX > std::numeric_limits<int32_t>::max() || gridY > 65535)
+    return op.emitOpError() << "convert-attn-to-gpu: the grid (" << gridX
+                            << ", " << gridY
+                            << ") exceeds CUDA's limits (2^31 - 1, 65535)";
   plan.foldedScale = !op.hasScoreMod() && !op.getBias();
 
   OpBuilder b(op);
@@ -556,6 +593,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   SmallVector<int64_t> grid = {plan.numQB, plan.B * plan.Hq, 1};
   if (plan.headsFastest)
     std::swap(grid[0], grid[1]);
+
   SmallVector<int64_t> block = {plan.threads, 1, 1};
   // ptxas otherwise caps registers to fit several CTAs per SM and spills.
   if (cfg.minCtasPerSM > 0)
@@ -638,6 +676,7 @@ struct ConvertAttnToGPUPass
     options.lazyRescale = lazyRescale;
     options.warps = warps;
     options.stages = stages;
+    options.sharedMemoryLimit = sharedMemoryLimit;
     if (mma == "mma_sync") {
       options.family = InstructionFamily::MmaSync;
     } else if (mma == "simt") {

@@ -47,8 +47,10 @@ struct KernelPlan {
   /// grid; measured +7-9% at d = 128 causal on the H200). Otherwise x walks
   /// the query blocks, so that CTAs running together share K/V in L2.
   bool headsFastest;
-  /// Scores need only `scale * q.k` and the masks: the scale (times log2 e)
-  /// is folded into q.
+  /// SIMT: scores need only `scale * q.k` and the masks (no score_mod, no
+  /// bias), so the scale (times log2 e) is folded into q. (The mma_sync
+  /// kernel folds it into exp2's FMA instead, when there are no per-element
+  /// scores and the scale is positive.)
   bool foldedScale;
 };
 
@@ -165,8 +167,8 @@ struct KB {
 
 
 /// Emits the body of the mma.sync (sm_80+ tensor-core) kernel into the
-/// gpu.func whose entry block `b` points at; `args` are its arguments (Q, K,
-/// V, O, lse) and `smem` its dynamic shared memory (memref<?xi8, workgroup>).
+/// gpu.func whose entry block `b` points at; `args` are its arguments (see
+/// KernelArgs). Its shared memory is dynamic: mmaSyncSharedBytes(plan).
 void emitMmaSyncKernel(KernelPlan &plan, OpBuilder &b, Location loc,
                        ArrayRef<BlockArgument> args);
 /// Bytes of dynamic shared memory the mma.sync kernel of `plan` needs.

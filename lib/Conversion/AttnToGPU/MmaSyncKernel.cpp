@@ -1,27 +1,32 @@
 //===- MmaSyncKernel.cpp - the mma.sync instruction family ----------------===//
 //
 // The tensor-core (sm_80+ mma.sync m16n8k16) variant of the fused forward
-// kernel, FlashAttention-2's structure:
+// kernel, FlashAttention-2's structure (options and their defaults per head
+// dim and feature: convertAttentionToGPU in AttnToGPU.cpp):
 //
-//   CTA = 4 warps (128 threads); warp w owns M m16 tiles, query rows
-//   q0 + 16 M w .. + 16 M - 1 (BQ = 64 M); grid = (ceil(Nq / BQ), B * Hq),
+//   CTA = W warps (4 or 8); warp w owns M m16 tiles (1 or 2), query rows
+//   q0 + 16 M w .. + 16 M - 1 (BQ = 16 M W). Grid = (ceil(Nq / BQ), B * Hq),
 //   or (B * Hq, ceil(Nq / BQ)) for causal masks (longest query blocks
-//   first), query blocks walked backwards. block-q=128 (M = 2, the default): Q
+//   first); query blocks walked backwards. With M = 2 or above d = 128, Q is
 //   copied once into shared memory (cp.async) and its A fragments re-read by
-//   ldmatrix per key block, so every K/V fragment feeds two mmas
-//   (FlashAttention-2's 128 x 64 tile). block-q=64 (M = 1): the warp's 16 x D Q
-//   tile loaded once into A fragments (registers). K, V: blocks of BK = block-k
-//   keys (64; 32 with block-q=128 above d = 64, where 64 spills), bf16/f16, in
-//   dynamic shared memory, two stages (cp.async 16-byte copies of block j+1
-//   overlap the compute of j), rows padded by 8 elements so that ldmatrix's 8
-//   row addresses hit distinct banks. S = Q K^T: mma m16n8k16 with f32
-//   accumulators, k-step outer (one k-step's A fragments live), K B-fragments
-//   by ldmatrix (x4: two n-tiles). Online softmax on the accumulator fragments
-//   (log2 domain; with a positive scale the row max is taken on raw S and scale
-//   * log2 e folds into exp2's FFMA), row max over the quad by shuffle xor 1,
-//   2; the row sums l stay per-thread partial until the end. P (bf16/f16,
-//   registers) is the A operand of O += P V, V B-fragments by ldmatrix.trans. O
-//   and lse written once.
+//   ldmatrix per key block, so with M = 2 every K/V fragment feeds two mmas
+//   (FlashAttention-2's 128 x 64 tile); otherwise the warp's Q fragments stay
+//   in registers.
+//   K, V: blocks of BK keys, bf16/f16, in S stages of dynamic shared memory
+//   (cp.async 16-byte copies, one group per block, S - 1 blocks in flight),
+//   rows padded by 8 elements so that ldmatrix's 8 row addresses hit distinct
+//   banks. The blocks every row sees whole run a loop without per-element
+//   mask, the masked ones (window edges, causal diagonal, key tail) another.
+//   S = Q K^T: mma m16n8k16 with f32 accumulators, k-step outer, K
+//   B-fragments by ldmatrix (x4: two n-tiles); bias, keep mask and score_mod
+//   per fragment element (ScoreUtils). Online softmax on the accumulator
+//   fragments in the log2 domain (without per-element scores and with a
+//   positive scale the row max is taken on raw S and scale * log2 e folds
+//   into exp2's FFMA), row max over the quad by shuffle xor 1, 2, O rescaled
+//   only when a row max of the warp changed (lazy-rescale); the row sums l
+//   stay per-thread partial until the end. P of each k-step (bf16/f16,
+//   registers, times the dropout factor) is the A operand of O += P V right
+//   away, V B-fragments by ldmatrix.trans. O and lse written once.
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16 with
 // floating point type"); lane = 4 g + t (g = groupID, t = threadID_in_group):
@@ -35,7 +40,7 @@
 // ldmatrix (x4): lanes 8i .. 8i+7 give the row addresses of 8x8 matrix i;
 // lane T receives register i = M_i[T/4][2(T%4), +1], or with .trans
 // M_i[2(T%4), +1][T/4].
-//   A of S (Q, M = 2): matrix i = Q rows 8 (i % 2) .., columns 16 ks +
+//   A of S (Q in shared memory): matrix i = Q rows 8 (i % 2) .., columns 16 ks +
 //   8 (i / 2): registers 0..3 = reg0..reg3 of the A layout.
 //   B of S (B[k][n] = K[n][k]): matrix i = K rows 16jj + 8 (i / 2) ..,
 //   columns 16 ks + 8 (i % 2): registers (0, 1) = n-tile 2jj, (2, 3) = 2jj+1.
@@ -76,25 +81,26 @@ int64_t mTilesOf(const KernelPlan &plan) {
 bool qInSharedMemory(const KernelPlan &plan) {
   return mTilesOf(plan) > 1 || plan.D > 128;
 }
-/// Bytes of the K and V stages.
-int64_t stageBytes(const KernelPlan &plan) {
-  return plan.cfg.stages * plan.cfg.blockK *
-         (rowStride(plan.D) + rowStride(plan.Dv)) * 2;
-}
+/// Bytes of dynamic shared memory: the K stages, then the V stages, then Q
+/// (when in shared memory); bf16/f16 rows padded by kPad elements.
+struct SharedLayout {
+  int64_t k, v, q;
+  explicit SharedLayout(const KernelPlan &plan)
+      : k(plan.cfg.stages * plan.cfg.blockK * rowStride(plan.D) * 2),
+        v(plan.cfg.stages * plan.cfg.blockK * rowStride(plan.Dv) * 2),
+        q(qInSharedMemory(plan) ? plan.cfg.blockQ * rowStride(plan.D) * 2
+                                : 0) {}
+  int64_t total() const { return k + v + q; }
+};
 
-/// Keys per block: block-k, 64 or 32.
-int64_t keysOf(const KernelPlan &plan) { return plan.cfg.blockK; }
-
-class MmaSyncEmitter {
+class MmaSyncEmitter : KernelArgs {
 public:
   MmaSyncEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                  ArrayRef<BlockArgument> args)
-      : plan(plan), b(b), loc(loc), k{b, loc}, kBK(keysOf(plan)),
-        kWarps(plan.cfg.warps), kThreads(32 * plan.cfg.warps),
-        kStages(plan.cfg.stages) {
-    KernelArgs a(plan, args);
-    std::tie(q, key, value, bias, keep, seed, out, lse) =
-        std::tie(a.q, a.key, a.value, a.bias, a.keep, a.seed, a.out, a.lse);
+      : KernelArgs(plan, args), plan(plan), b(b), loc(loc), k{b, loc},
+        kBK(plan.cfg.blockK), kWarps(plan.cfg.warps),
+        kThreads(32 * plan.cfg.warps), kStages(plan.cfg.stages),
+        tail(plan.Nk % plan.cfg.blockK != 0) {
     elt = plan.elementType;
     isBF16 = elt.isBF16();
   }
@@ -131,12 +137,14 @@ private:
   OpBuilder &b;
   Location loc;
   KB k;
-  Value q, key, value, bias, keep, seed, out, lse;
   Type elt;
   bool isBF16;
   Value bi, hi, kvh, tid;
   /// Keys per block, warps and threads per CTA, K/V pipeline stages.
   const int64_t kBK, kWarps, kThreads, kStages;
+  /// Nk is not a multiple of kBK: the last block's rows past Nk are clamped
+  /// on load and masked.
+  const bool tail;
 };
 
 Value MmaSyncEmitter::operand(KB &e, Value pair) {
@@ -192,25 +200,29 @@ SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
 void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
                                Value kb, Value stage,
                                SmallVector<Value> &tokens) {
-  // 16-byte pieces: row = flat / (width / 8), column = 8 (flat % (width / 8)),
-  // flat = tid + it * kThreads: the column is the same for every it and the
-  // row grows by kThreads / (width / 8). Without a key tail only the block
-  // index is clamped (to the last block: the prefetch after the last block
-  // re-reads it), so that the pieces' global addresses are one pointer plus
+  // 16-byte pieces: flat = tid + it * kThreads, row = flat / perRow,
+  // column = 8 (flat % perRow) (perRow = width / 8); the last round's excess
+  // threads repeat the last piece (same source, same destination). When
+  // kThreads is a multiple of perRow, the column is the same for every it
+  // and the row grows by kThreads / perRow. Without a key tail only the
+  // block index is clamped (to the last block: prefetches past the range
+  // re-read it), so that the pieces' global addresses are one pointer plus
   // constant offsets; with a tail each row is clamped to Nk - 1.
   int64_t perRow = width / 8, total = kBK * perRow;
-  bool tail = plan.Nk % kBK != 0;
   Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
-  // When kThreads is a multiple of perRow, the column is the same for every
-  // it; otherwise each piece computes its own (and the last round's excess
-  // threads repeat the last piece: same source, same destination).
   bool uniformColumn = kThreads % perRow == 0;
-  Value row0 = e.divu(tid, perRow);
-  Value col0 = e.mul(e.remu(tid, perRow), e.idx(8));
+  Value row0, col0;
+  if (uniformColumn) {
+    row0 = e.divu(tid, perRow);
+    col0 = e.mul(e.remu(tid, perRow), e.idx(8));
+  }
   for (int64_t it = 0, rounds = llvm::divideCeil(total, kThreads); it < rounds;
        ++it) {
-    Value row = e.add(row0, e.idx(it * (kThreads / perRow))), col = col0;
-    if (!uniformColumn || (it + 1) * kThreads > total) {
+    Value row, col;
+    if (uniformColumn && (it + 1) * kThreads <= total) {
+      row = e.add(row0, e.idx(it * (kThreads / perRow)));
+      col = col0;
+    } else {
       Value flat = e.add(tid, e.idx(it * kThreads));
       if ((it + 1) * kThreads > total)
         flat = e.min(flat, e.idx(total - 1));
@@ -253,18 +265,17 @@ void MmaSyncEmitter::emit() {
                                MemRefLayoutAttrInterface(), workgroup);
   auto vType = MemRefType::get({kStages, kBK, rowStride(Dv)}, elt,
                                MemRefLayoutAttrInterface(), workgroup);
-  int64_t kBytes = kStages * kBK * rowStride(D) * 2;
-  int64_t vBytes = stageBytes(plan) - kBytes;
+  SharedLayout layout(plan);
   Value kBuf = memref::ViewOp::create(b, loc, kType, smem, k.idx(0), {});
-  Value vBuf = memref::ViewOp::create(b, loc, vType, smem, k.idx(kBytes), {});
-  // Q (M > 1): one "stage" of kBQ rows after the V stages.
+  Value vBuf = memref::ViewOp::create(b, loc, vType, smem, k.idx(layout.k), {});
+  // Q (in shared memory): one "stage" of kBQ rows after the V stages.
   Value qBuf;
   if (qInSmem)
     qBuf = memref::ViewOp::create(b, loc,
                                   MemRefType::get({1, kBQ, rowStride(D)}, elt,
                                                   MemRefLayoutAttrInterface(),
                                                   workgroup),
-                                  smem, k.idx(kBytes + vBytes), {});
+                                  smem, k.idx(layout.k + layout.v), {});
 
   auto [qb, by] = k.blockCoordinates(plan);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -274,6 +285,14 @@ void MmaSyncEmitter::emit() {
   Value warp = k.divu(tid, 32), lane = k.remu(tid, 32);
   Value g = k.divu(lane, 4), t = k.remu(lane, 4);
   Value t2 = k.mul(t, k.idx(2));
+  // ldmatrix lane addresses: A fragments (Q) and V (.trans): row
+  // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16); K (B of S): row
+  // l % 8 + 8 (l / 16), column 8 ((l / 8) % 2).
+  Value lrow = k.remu(lane, 8);
+  Value arow = k.add(lrow, k.mul(k.remu(k.divu(lane, 8), 2), k.idx(8)));
+  Value acol = k.mul(k.divu(lane, 16), k.idx(8));
+  Value brow = k.add(lrow, k.mul(k.divu(lane, 16), k.idx(8)));
+  Value bcol = k.mul(k.remu(k.divu(lane, 8), 2), k.idx(8));
   Value q0 = k.mul(qb, k.idx(kBQ));
   // The thread's rows: per m-tile mt, g and g + 8 of the warp's tile
   // (warp rows 16 M w + 16 mt ..): rows[2 mt + r].
@@ -286,7 +305,7 @@ void MmaSyncEmitter::emit() {
       rowsC.push_back(k.min(row, k.idx(plan.Nq - 1)));
     }
 
-  // Q A-fragments (M == 1), k-step s: reg0 = Q[g][16s + 2t],
+  // Q A-fragments (in registers), k-step s: reg0 = Q[g][16s + 2t],
   // reg1 = Q[g+8][16s + 2t], reg2 = Q[g][16s + 8 + 2t],
   // reg3 = Q[g+8][16s + 8 + 2t] (pairs).
   SmallVector<SmallVector<Value>> qFrag(kQ);
@@ -369,7 +388,6 @@ void MmaSyncEmitter::emit() {
   // scores, so the scale folds into exp2's FFMA.
   const bool elementwise = plan.op.hasScoreMod() || bias || keep;
   const bool foldScale = !elementwise && scaleLog2e > 0;
-  bool tail = plan.Nk % kBK != 0;
 
   // One key block: `masked` applies the per-element structural mask and
   // the key tail (the blocks those cut), otherwise none is computed.
@@ -387,12 +405,6 @@ void MmaSyncEmitter::emit() {
     copyBlock(e, value, vBuf, Dv, ahead, next, tokens);
     Value group = commit(e, tokens);
 
-    // ldmatrix lane addresses of A fragments (Q) and V (.trans): row
-    // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16).
-    Value lrow = e.remu(lane, 8);
-    Value arow = e.add(lrow, e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8)));
-    Value acol = e.mul(e.divu(lane, 16), e.idx(8));
-
     SmallVector<Value> cur(iter.begin(), iter.end());
     for (int64_t kOff = 0; kOff < kBK; kOff += kC) {
       // S = Q K^T; element (mt nS + j) 4 + i of s: row rows[2 mt + i / 2],
@@ -400,10 +412,7 @@ void MmaSyncEmitter::emit() {
       SmallVector<Value> s(M * nS * 4, e.f32(0.0));
       // k-step outer: the A fragments of one k-step (M x 4 registers) are
       // live at a time; a K ldmatrix x4 covers n-tiles 2jj, 2jj + 1 of the
-      // k-step (lane l: K row 16 jj + l % 8 + 8 (l / 16), column
-      // 16 ks + 8 ((l / 8) % 2)).
-      Value brow = e.add(lrow, e.mul(e.divu(lane, 16), e.idx(8)));
-      Value bcol = e.mul(e.remu(e.divu(lane, 8), 2), e.idx(8));
+      // k-step.
       for (int64_t ks = 0; ks < kQ; ++ks) {
         SmallVector<SmallVector<Value>> qa(M);
         for (int64_t mt = 0; mt < M; ++mt)
@@ -464,7 +473,7 @@ void MmaSyncEmitter::emit() {
               lb, ll, p, x,
               arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(c)));
         };
-        Value kt = toI32(e.add(k0, t2));
+        Value kt = tail ? toI32(e.add(k0, t2)) : Value();
         Value d0 = toI32(e.sub(e.add(k0, t2), rows[0]));
         for (int64_t mt = 0; mt < M; ++mt)
           for (int64_t j = 0; j < nS; ++j)
@@ -649,6 +658,15 @@ void MmaSyncEmitter::emit() {
   if (plan.rightBounded || tail)
     blockLoop(fullEnd, kbEnd, /*masked=*/true);
 
+  // With more than two stages, prefetches past the last block may still be
+  // in flight: drain them (an empty group, then wait for all) so that no
+  // cp.async outlives the kernel's use of shared memory.
+  if (kStages > 2) {
+    SmallVector<Value> none;
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, commit(k, none),
+                                     b.getI32IntegerAttr(0));
+  }
+
   // l over the quad; O = (l > 0) ? acc / l : 0; lse = m'' ln 2 + log l.
   auto pairType = VectorType::get({2}, elt);
   auto f2 = VectorType::get({2}, f32);
@@ -705,10 +723,7 @@ std::string attnfuse::gpu_kernels::mmaSyncUnsupportedReason(AttentionOp op) {
 }
 
 int64_t attnfuse::gpu_kernels::mmaSyncSharedBytes(const KernelPlan &plan) {
-  int64_t bytes = stageBytes(plan);
-  if (qInSharedMemory(plan))
-    bytes += plan.cfg.blockQ * rowStride(plan.D) * 2;
-  return bytes;
+  return SharedLayout(plan).total();
 }
 
 void attnfuse::gpu_kernels::emitMmaSyncKernel(KernelPlan &plan, OpBuilder &b,

@@ -5,12 +5,14 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics -o /dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=64" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=BQ64
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="lazy-rescale=1" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=LAZY
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="lazy-rescale=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=EAGER
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="warps=8 stages=3" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="warps=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=W2
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=S5
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="chunk=-16" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="chunk=48" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK48
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -split-input-file -o %t.mlir 2>/dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
@@ -20,6 +22,8 @@
 // BAD: unknown mma family 'wgmma'
 // W2: mma=mma_sync takes warps 4 or 8, not 2
 // S5: mma=mma_sync takes 2 to 4 stages, not 5
+// CHUNK: a chunk that is a multiple of 16 dividing block-k, not -16
+// CHUNK48: a chunk that is a multiple of 16 dividing block-k, not 48
 // BQ32: mma=mma_sync with 4 warps takes block-q 64 or 128 (one or two m16 tiles per warp), not 32
 
 // 4 warps of 32 rows; causal: grid = (B * H = 8, ceil(100 / 128)), longest
@@ -55,8 +59,13 @@
 // CHECK:           gpu.shuffle  xor
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // O rescaled only when a row max of the warp changed (lazy-rescale).
-// CHECK:           nvvm.vote.sync  any
-// CHECK:           scf.if
+// CHECK:           arith.cmpf une
+// CHECK:           %[[ANY:.+]] = nvvm.vote.sync  any %{{.+}}, %{{.+}} -> i1
+// CHECK:           scf.if %[[ANY]]
+// CHECK-COUNT-4:     arith.mulf
+// CHECK:             scf.yield
+// CHECK:           } else {
+// CHECK-NEXT:        scf.yield
 // P rounded to bf16 in registers is the A operand of P V.
 // CHECK:           arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
@@ -102,18 +111,13 @@
 // W8S3:           nvgpu.device_async_create_group
 // W8S3:           nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
 
-// lazy-rescale: O is rescaled only when a row max of the warp changed.
-// LAZY-LABEL: func.func @causal_gqa
-// LAZY:         scf.for
-// LAZY:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// LAZY:           arith.cmpf une
-// LAZY:           %[[ANY:.+]] = nvvm.vote.sync  any %{{.+}}, %{{.+}} -> i1
-// LAZY:           scf.if %[[ANY]]
-// LAZY-COUNT-4:     arith.mulf
-// LAZY:             scf.yield
-// LAZY:           } else {
-// LAZY-NEXT:        scf.yield
-// LAZY:           nvvm.mma.sync
+// lazy-rescale=0: O is rescaled after every key block, no warp vote.
+// EAGER-LABEL: func.func @causal_gqa
+// EAGER:         scf.for
+// EAGER:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// EAGER-NOT:       nvvm.vote.sync
+// EAGER:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// EAGER:         scf.for
 
 // block-q=64: 4 warps of 16 rows (2 query blocks), K/V stages only (69632
 // bytes), Q fragments straight from global memory, pairs of elements.

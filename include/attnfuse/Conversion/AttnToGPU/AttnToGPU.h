@@ -15,12 +15,11 @@ enum class InstructionFamily {
   /// f32 FMAs on CUDA cores (any element type, every feature of the op).
   Simt,
   /// Warp-level tensor-core mma.sync m16n8k16 (sm_80+), bf16/f16 operands
-  /// and f32 accumulators, FlashAttention-2's structure: 4 warps of 32 query
-  /// rows (two m16 tiles, Q in shared memory; block-q=64: 16 rows, Q in
-  /// registers), K/V blocks of 64 keys double-buffered in shared memory through
-  /// cp.async, ldmatrix fragments, P kept in registers. Ops it does not cover
-  /// (f32, bias, keep mask, score_mod, dropout, head dims not multiples of
-  /// 32 or above 128) fall back to Simt with a remark.
+  /// and f32 accumulators, FlashAttention-2's structure: 4 or 8 warps of one
+  /// or two m16 tiles of query rows, K/V blocks streamed through a multi-stage
+  /// cp.async pipeline in shared memory, ldmatrix fragments, P kept in
+  /// registers; every feature of the op. Ops it does not cover (f32, head
+  /// dims not multiples of 16 or above 256) fall back to Simt with a remark.
   MmaSync,
 };
 
@@ -36,7 +35,8 @@ struct AttentionKernelOptions {
   /// with warp shuffles). A power of two, at most 32.
   int64_t threadsPerRow = 0;
   /// Keys whose scores are held in registers between two online-softmax
-  /// rescalings of the accumulator.
+  /// rescalings of the accumulator (mma_sync: a multiple of 16 dividing
+  /// blockK; 0: blockK).
   int64_t chunk = 0;
   /// CTAs per SM that ptxas must make room for (`.minnctapersm`); 1 lets a
   /// thread use up to 255 registers. Negative: leave it to ptxas.
@@ -48,10 +48,19 @@ struct AttentionKernelOptions {
   /// warp) and K/V shared-memory stages of the cp.async pipeline (2-4).
   int64_t warps = 0;
   int64_t stages = 0;
-  /// The products' instruction family. With MmaSync, blockQ is 128
-  /// (default) or 64, blockK is 64 and threadsPerRow/chunk are unused.
+  /// mma_sync: dynamic shared memory a CTA may use, in bytes (0: 227 KB,
+  /// sm_90's); the defaults shrink to fit it, explicit options beyond it
+  /// are an error. See sharedMemoryLimitForChip.
+  int64_t sharedMemoryLimit = 0;
+  /// The products' instruction family. With MmaSync, blockQ is 16 x warps x
+  /// (1 or 2), blockK 32 or 64, and threadsPerRow is unused.
   InstructionFamily family = InstructionFamily::MmaSync;
 };
+
+/// The opt-in dynamic shared memory per CTA of an NVIDIA chip ("sm_80",
+/// "sm_90a", ...): 163 KB on sm_80/87, 99 KB on sm_86/89, 227 KB on sm_90
+/// and later (and for names it does not know).
+int64_t sharedMemoryLimitForChip(llvm::StringRef chip);
 
 /// Defaults per head dimension, filled into the zero fields of `options`:
 /// 32 elements of Q and of the accumulator per thread (T = max(1, D / 32)),
