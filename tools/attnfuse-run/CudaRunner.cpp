@@ -194,6 +194,13 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
     return llvm::createStringError("attn-raise-attention failed");
   ModuleOp module = *raised;
 
+  // Only the entry function is compiled: kernels of the module's other
+  // functions would not be in its launch plan.
+  for (auto other :
+       llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (other.getSymName() != entry)
+      other.erase();
+
   // What the GPU pipeline turns into kernel launches: attention ops between
   // the function's arguments and results.
   auto func = module.lookupSymbol<func::FuncOp>(entry);

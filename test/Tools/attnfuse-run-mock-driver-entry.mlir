@@ -1,0 +1,15 @@
+// --target=cuda compiles the entry function only: the other function's
+// kernels are not in the plan (they made the kernel count disagree with it).
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --entry=second --target=cuda --check=none 2>&1 | FileCheck %s
+// CHECK-COUNT-1: mock-cuda: launch
+// CHECK-SAME:    grid=3,2,1 block=128,1,1
+// CHECK-NOT:     mock-cuda: launch
+// CHECK:         attnfuse-run: @second check=none: RAN
+func.func @first(%q: tensor<1x1x64x64xbf16>, %k: tensor<1x1x64x64xbf16>, %v: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16>
+  return %o : tensor<1x1x64x64xbf16>
+}
+func.func @second(%q: tensor<1x2x300x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x300x64xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x300x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x300x64xf16>
+  return %o : tensor<1x2x300x64xf16>
+}
