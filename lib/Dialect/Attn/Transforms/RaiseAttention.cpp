@@ -157,6 +157,48 @@ static AffineExpr simplify(AffineExpr e) {
   return simplifyAffineExpr(e, kMaxDims, 0);
 }
 
+/// The access of a reshape's source (over kMaxDims loops) that reads what
+/// `access` reads of its result: collapse_shape delinearizes each result
+/// index over its group (src[group[i]] = (j floordiv stride) mod size),
+/// expand_shape linearizes each group of result indices. With
+/// `unitDimsAtZero`, a unit source dimension of a collapse is read at 0, its
+/// only in-bounds index (the delinearization alone leaves the outermost one
+/// as `j floordiv stride`).
+static AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
+                                     bool unitDimsAtZero) {
+  MLIRContext *ctx = access.getContext();
+  SmallVector<AffineExpr> exprs;
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
+    ArrayRef<int64_t> srcShape = collapse.getSrcType().getShape();
+    exprs.resize(srcShape.size());
+    for (auto [j, group] :
+         llvm::enumerate(collapse.getReassociationIndices())) {
+      int64_t stride = 1;
+      for (int64_t i = group.size() - 1; i >= 0; --i) {
+        AffineExpr e = access.getResult(j);
+        if (group.size() > 1)
+          e = e.floorDiv(stride);
+        if (i != 0)
+          e = e % srcShape[group[i]];
+        if (unitDimsAtZero && srcShape[group[i]] == 1)
+          e = getAffineConstantExpr(0, ctx);
+        exprs[group[i]] = simplify(e);
+        stride *= srcShape[group[i]];
+      }
+    }
+  } else {
+    auto expand = cast<tensor::ExpandShapeOp>(reshape);
+    ArrayRef<int64_t> resShape = expand.getResultType().getShape();
+    for (const auto &group : expand.getReassociationIndices()) {
+      AffineExpr e = getAffineConstantExpr(0, ctx);
+      for (int64_t i : group)
+        e = e * resShape[i] + access.getResult(i);
+      exprs.push_back(simplify(e));
+    }
+  }
+  return AffineMap::get(kMaxDims, 0, exprs, ctx);
+}
+
 static AffineMap composeAccess(AffineMap map, ArrayRef<AffineExpr> loops,
                                MLIRContext *ctx) {
   SmallVector<AffineExpr> exprs;
@@ -346,38 +388,10 @@ Term *Matcher::traceTensor(Value v, AffineMap access) {
     t->args = {in};
     return t;
   }
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-    // result[j] = src[delinearize(j)] over the group of j.
-    ArrayRef<int64_t> srcShape = collapse.getSrcType().getShape();
-    SmallVector<AffineExpr> exprs(srcShape.size());
-    for (auto [j, group] : llvm::enumerate(collapse.getReassociationIndices())) {
-      int64_t stride = 1;
-      for (int64_t i = group.size() - 1; i >= 0; --i) {
-        AffineExpr e = access.getResult(j);
-        if (i != static_cast<int64_t>(group.size()) - 1 || group.size() > 1)
-          e = e.floorDiv(stride);
-        if (i != 0)
-          e = e % srcShape[group[i]];
-        exprs[group[i]] = simplify(e);
-        stride *= srcShape[group[i]];
-      }
-    }
-    return traceTensor(collapse.getSrc(),
-                       AffineMap::get(kMaxDims, 0, exprs, ctx));
-  }
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-    // src[j] = linearize(result[group of j]).
-    ArrayRef<int64_t> resShape = expand.getResultType().getShape();
-    SmallVector<AffineExpr> exprs;
-    for (const auto &group : expand.getReassociationIndices()) {
-      AffineExpr e = getAffineConstantExpr(0, ctx);
-      for (int64_t i : group)
-        e = e * resShape[i] + access.getResult(i);
-      exprs.push_back(simplify(e));
-    }
-    return traceTensor(expand.getSrc(),
-                       AffineMap::get(kMaxDims, 0, exprs, ctx));
-  }
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    return traceTensor(def->getOperand(0),
+                       reshapeSourceAccess(def, access,
+                                           /*unitDimsAtZero=*/false));
   if (auto lin = dyn_cast<linalg::LinalgOp>(def))
     return traceLinalg(lin, cast<OpResult>(v), access);
   (void)fail(def, "unsupported-op",
@@ -887,38 +901,9 @@ peel(Value v, AffineMap access,
       OpOperand *in = lin.getDpsInputOperand(0);
       src = in->get();
       next = composeAccess(lin.getMatchingIndexingMap(in), loops, ctx);
-    } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      ArrayRef<int64_t> srcShape = collapse.getSrcType().getShape();
-      SmallVector<AffineExpr> exprs(srcShape.size());
-      for (auto [j, group] :
-           llvm::enumerate(collapse.getReassociationIndices())) {
-        int64_t stride = 1;
-        for (int64_t i = group.size() - 1; i >= 0; --i) {
-          AffineExpr e = curAccess.getResult(j);
-          if (group.size() > 1)
-            e = e.floorDiv(stride);
-          if (i != 0)
-            e = e % srcShape[group[i]];
-          // A unit dimension is always read at 0.
-          if (srcShape[group[i]] == 1)
-            e = getAffineConstantExpr(0, ctx);
-          exprs[group[i]] = simplify(e);
-          stride *= srcShape[group[i]];
-        }
-      }
-      src = collapse.getSrc();
-      next = AffineMap::get(kMaxDims, 0, exprs, ctx);
-    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      ArrayRef<int64_t> resShape = expand.getResultType().getShape();
-      SmallVector<AffineExpr> exprs;
-      for (const auto &group : expand.getReassociationIndices()) {
-        AffineExpr e = getAffineConstantExpr(0, ctx);
-        for (int64_t i : group)
-          e = e * resShape[i] + curAccess.getResult(i);
-        exprs.push_back(simplify(e));
-      }
-      src = expand.getSrc();
-      next = AffineMap::get(kMaxDims, 0, exprs, ctx);
+    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+      src = def->getOperand(0);
+      next = reshapeSourceAccess(def, curAccess, /*unitDimsAtZero=*/true);
     } else {
       break;
     }
