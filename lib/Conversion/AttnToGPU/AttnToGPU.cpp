@@ -395,10 +395,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
       !plan.elementType.isF32())
     return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
   plan.window = op.getMaskWindow();
-  plan.leftBounded =
-      plan.window.left != kUnbounded && plan.window.left < plan.Nq + plan.Nk;
-  plan.rightBounded =
-      plan.window.right != kUnbounded && plan.window.right < plan.Nq + plan.Nk;
+  plan.leftBounded = isWindowSideBounded(plan.window.left, plan.Nq, plan.Nk);
+  plan.rightBounded = isWindowSideBounded(plan.window.right, plan.Nq, plan.Nk);
   plan.headsFastest = plan.rightBounded && !plan.leftBounded;
   // The mma.sync family covers bf16/f16 with head dims that are multiples of
   // 16 up to 256, every feature; the rest falls back to the SIMT family

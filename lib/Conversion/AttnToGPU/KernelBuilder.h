@@ -11,6 +11,7 @@
 
 #include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,7 +28,6 @@ using namespace mlir;
 using attn::AttentionOp;
 using attn::MaskWindow;
 
-constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
@@ -152,16 +152,8 @@ struct KB {
   /// k <= q0 + bq - 1 + off + right. Returns [begin, end).
   std::pair<Value, Value> keyBlockRange(const KernelPlan &plan, Value q0,
                                         Value bq, int64_t blockK) {
-    const MaskWindow &w = plan.window;
-    Value begin = idx(0), end = idx(plan.numKB);
-    if (plan.leftBounded)
-      begin = max(begin,
-                  floorDiv(sub(add(q0, idx(w.offset)), idx(w.left)), blockK));
-    if (plan.rightBounded)
-      end = min(end, add(floorDiv(add(add(q0, bq), idx(w.offset - 1 + w.right)),
-                                  blockK),
-                         idx(1)));
-    return {begin, end};
+    return attn::buildKeyBlockRange(b, loc, plan.window, plan.Nq, plan.Nk,
+                                    q0, bq, blockK);
   }
 };
 

@@ -55,7 +55,6 @@ using namespace attnfuse::attn;
 
 namespace {
 using utils::IteratorType;
-constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 constexpr int64_t kDyn = ShapedType::kDynamic;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr IteratorType kPar = IteratorType::parallel;
@@ -83,10 +82,8 @@ struct TilingPlan {
     numKB = llvm::divideCeil(Nk, BK);
     elementType = q.getElementType();
     window = op.getMaskWindow();
-    // A side wider than both sequences is unbounded (clamping it keeps the
-    // index arithmetic far from overflow).
-    leftBounded = window.left != kUnbounded && window.left < Nq + Nk;
-    rightBounded = window.right != kUnbounded && window.right < Nq + Nk;
+    leftBounded = isWindowSideBounded(window.left, Nq, Nk);
+    rightBounded = isWindowSideBounded(window.right, Nq, Nk);
   }
   bool hasStructuralMask() const { return leftBounded || rightBounded; }
   bool hasDropout() { return static_cast<bool>(op.getDropoutSeed()); }
@@ -233,17 +230,8 @@ struct TileBuilder {
   /// Key blocks that can be visible to rows [q0, q0 + bq):
   /// k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
   std::pair<Value, Value> keyBlockRange(Value q0, Value bq) {
-    const MaskWindow &w = plan.window;
-    Value begin = idx(0), end = idx(plan.numKB);
-    if (plan.leftBounded)
-      begin = max(begin, floorDiv(sub(add(q0, idx(w.offset)), idx(w.left)),
-                                  plan.BK));
-    if (plan.rightBounded)
-      end = min(end, add(floorDiv(add(add(q0, bq),
-                                      idx(w.offset - 1 + w.right)),
-                                  plan.BK),
-                         idx(1)));
-    return {begin, end};
+    return buildKeyBlockRange(b, loc, plan.window, plan.Nq, plan.Nk, q0, bq,
+                              plan.BK);
   }
   /// Query blocks that can see keys [k0, k0 + bk):
   /// q >= k0 - off - right and q <= k0 + bk - 1 - off + left.

@@ -34,6 +34,38 @@ Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterfac
   return visible;
 }
 
+bool isWindowSideBounded(int64_t side, int64_t queryLength,
+                         int64_t keyLength) {
+  return side < queryLength + keyLength; // unbounded sides are INT64_MAX
+}
+
+std::pair<Value, Value> buildKeyBlockRange(OpBuilder &b, Location loc,
+                                           const MaskWindow &w, int64_t nq,
+                                           int64_t nk, Value q0, Value rows,
+                                           int64_t blockK) {
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  auto floorDiv = [&](Value x) -> Value {
+    return arith::FloorDivSIOp::create(b, loc, x, idx(blockK));
+  };
+  Value begin = idx(0), end = idx(llvm::divideCeil(nk, blockK));
+  if (isWindowSideBounded(w.left, nq, nk))
+    begin = arith::MaxSIOp::create(
+        b, loc, begin,
+        floorDiv(arith::SubIOp::create(b, loc, add(q0, idx(w.offset)),
+                                       idx(w.left))));
+  if (isWindowSideBounded(w.right, nq, nk))
+    end = arith::MinSIOp::create(
+        b, loc, end,
+        add(floorDiv(add(add(q0, rows), idx(w.offset - 1 + w.right))),
+            idx(1)));
+  return {begin, end};
+}
+
 Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value score,
                     ValueRange coords) {
   if (!op.hasScoreMod())

@@ -19,6 +19,23 @@ mlir::Value buildStructuralMaskVisible(mlir::OpBuilder &b, mlir::Location loc,
                                        AttentionOpInterface op, mlir::Value q,
                                        mlir::Value k);
 
+/// Whether one side (`window.left` or `window.right`) of the structural mask
+/// hides anything among `queryLength` x `keyLength` scores: an unbounded
+/// side, or one at least Nq + Nk wide, shows every key (treating it as
+/// unbounded keeps block arithmetic far from overflow).
+bool isWindowSideBounded(int64_t side, int64_t queryLength,
+                         int64_t keyLength);
+
+/// The key blocks [begin, end) of `blockK` keys (ceil(keyLength / blockK)
+/// of them) that query rows [q0, q0 + rows) can see under the structural
+/// mask `window`: k >= q0 + off - left and k <= q0 + rows - 1 + off +
+/// right. `q0` and `rows` are index values; so are the results.
+std::pair<mlir::Value, mlir::Value>
+buildKeyBlockRange(mlir::OpBuilder &b, mlir::Location loc,
+                   const MaskWindow &window, int64_t queryLength,
+                   int64_t keyLength, mlir::Value q0, mlir::Value rows,
+                   int64_t blockK);
+
 /// Clones the op's score_mod region at the builder's insertion point with
 /// (score, b, h, q, k) substituted and returns the yielded f32 score. Returns
 /// `score` unchanged when there is no region.
