@@ -1,9 +1,10 @@
 //===- ScoreUtils.h - scalar pieces of attention's score pipeline -*- C++ -*-//
 //
 // Builders for the per-element parts of attn.attention's semantics (structural
-// mask, score modification, dropout keep decision). Every lowering builds them
-// through these functions, so the reference lowering and the fused kernels
-// compute the same thing by construction.
+// mask, score modification, dropout keep decision), and the key-block range
+// the structural mask leaves to the tiled lowerings. Every lowering builds
+// them through these functions, so the reference lowering and the fused
+// kernels compute the same thing by construction.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_DIALECT_ATTN_UTILS_SCOREUTILS_H
