@@ -3,11 +3,12 @@
 #define ATTNFUSE_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
-
+#include <memory>
 #include <string>
 
 namespace attnfuse::attn {
@@ -40,6 +41,59 @@ struct RaiseAttentionStats {
 mlir::LogicalResult raiseAttention(mlir::Operation *root,
                                    const RaiseAttentionOptions &options,
                                    RaiseAttentionStats *stats = nullptr);
+
+//===----------------------------------------------------------------------===//
+// One chain at a time, for compilers that drive their own rewriting
+//===----------------------------------------------------------------------===//
+
+/// Why a candidate chain was not raised, and where.
+struct RaiseFailure {
+  mlir::Operation *at = nullptr; ///< The op that failed the precondition.
+  std::string key;               ///< Short reason key, as in the summary.
+  std::string message;           ///< The precondition that failed.
+};
+
+namespace raise {
+class Matcher;
+struct Chain;
+} // namespace raise
+
+/// A matched attention chain: the analysis that proved it is attention. It
+/// stays valid while the IR it was matched on is unchanged.
+class AttentionChainMatch {
+public:
+  AttentionChainMatch(std::unique_ptr<raise::Matcher> matcher,
+                      std::unique_ptr<raise::Chain> chain);
+  AttentionChainMatch(AttentionChainMatch &&);
+  AttentionChainMatch &operator=(AttentionChainMatch &&);
+  ~AttentionChainMatch();
+
+  /// The second contraction, whose result the raised op replaces.
+  mlir::Operation *getRoot() const;
+
+private:
+  friend mlir::Value rewriteAttentionChain(mlir::RewriterBase &,
+                                           AttentionChainMatch &);
+  std::unique_ptr<raise::Matcher> matcher;
+  std::unique_ptr<raise::Chain> chain;
+};
+
+/// The contractions under `root` that may end an attention chain: each reads,
+/// through non-contraction ops, a softmax (a `linalg.softmax`, or an `exp` or
+/// `exp2` and a row reduction) computed from another contraction.
+llvm::SmallVector<mlir::Operation *> findAttentionCandidates(mlir::Operation *root);
+
+/// Matches the attention chain that ends at the contraction `c2`; on failure
+/// `why` names the op and the reason.
+mlir::FailureOr<AttentionChainMatch> matchAttentionChain(mlir::Operation *c2,
+                                                         RaiseFailure &why);
+
+/// Rewrites a matched chain through `rewriter`: the `attn.attention` op and
+/// the layout glue around it are created before the second contraction,
+/// which is replaced; the chain's other ops are erased once dead. Returns the
+/// value that replaced the second contraction's result.
+mlir::Value rewriteAttentionChain(mlir::RewriterBase &rewriter,
+                                  AttentionChainMatch &match);
 
 } // namespace attnfuse::attn
 

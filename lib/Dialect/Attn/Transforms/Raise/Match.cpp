@@ -1,0 +1,138 @@
+//===- Match.cpp - the stages of the raising for one chain ===//
+//
+//===----------------------------------------------------------------------===//
+#include "Chain.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+
+using namespace mlir;
+
+namespace attnfuse::attn::raise {
+
+FailureOr<Chain> Matcher::match() {
+  Chain chain;
+  chain.c2 = c2;
+  Operation *c2op = c2.getOperation();
+  // Dims of c2 are canonical dims 0..n-1.
+  SmallVector<int64_t> ranges = c2.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return (void)fail(c2op, "dynamic", "dynamic shapes are not supported"), failure();
+  sizes.assign(ranges.begin(), ranges.end());
+  for (auto [i, it] : llvm::enumerate(c2.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction)
+      chain.kDim = i;
+  auto dimsOf = [](AffineMap m) {
+    llvm::SmallSetVector<unsigned, 4> ds;
+    for (AffineExpr e : m.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        ds.insert(d.getPosition());
+    return ds;
+  };
+  auto toCanon = [&](AffineMap m) {
+    return m.replaceDimsAndSymbols({}, {}, kMaxDims, 0);
+  };
+  // Which c2 input is P: the one computed from a first contraction through a
+  // softmax. Try both; the first that has a first contraction wins.
+  for (unsigned pi = 0; pi < 2; ++pi) {
+    OpOperand *pOp = c2.getDpsInputOperand(pi);
+    SetVector<Operation *> back;
+    BackwardSliceOptions opts;
+    opts.inclusive = false;
+    opts.filter = [](Operation *op) { return !isContraction(op); };
+    SmallVector<Operation *> contractions;
+    if (Operation *def = pOp->get().getDefiningOp()) {
+      if (isContraction(def))
+        continue; // P straight from a contraction: no softmax
+      (void)getBackwardSlice(def, &back, opts);
+      back.insert(def);
+      for (Operation *op : back)
+        for (Value operand : op->getOperands())
+          if (Operation *d = operand.getDefiningOp(); d && isContraction(d))
+            if (!llvm::is_contained(contractions, d))
+              contractions.push_back(d);
+    }
+    if (contractions.empty())
+      continue;
+    if (contractions.size() > 1)
+      return (void)fail(c2op, "several-contractions",
+                  "the probabilities depend on several contractions"),
+             failure();
+    chain.scoresOperand = pi;
+    chain.c1 = cast<linalg::LinalgOp>(contractions.front());
+    scoresValue = contractions.front()->getResult(0);
+    // The forward slice of the scores up to c2.
+    ForwardSliceOptions fopts;
+    fopts.filter = [&](Operation *op) { return op != c2op; };
+    SetVector<Operation *> forward;
+    getForwardSlice(contractions.front(), &forward, fopts);
+    // Only ops beside the contractions (not the scalar ops of their bodies).
+    for (Operation *op : forward)
+      if (op != c2op && op->getBlock() == c2op->getBlock())
+        slice.insert(op);
+    AffineMap pAccess = toCanon(c2.getMatchingIndexingMap(pOp));
+    AffineMap vMapC2 = c2.getMatchingIndexingMap(c2.getDpsInputOperand(1 - pi));
+    AffineMap oMap = c2.getIndexingMapMatchingResult(c2->getResult(0));
+    auto pDims = dimsOf(c2.getMatchingIndexingMap(pOp)), vDims = dimsOf(vMapC2);
+    for (unsigned d : dimsOf(oMap)) {
+      if (vDims.contains(d) && !pDims.contains(d)) {
+        chain.eDim = d;
+      } else {
+        chain.rows.push_back(d);
+      }
+    }
+    if (dimsOf(oMap).size() != oMap.getNumResults() ||
+        chain.rows.size() + 1 != oMap.getNumResults() ||
+        !pDims.contains(chain.kDim) || !vDims.contains(chain.kDim))
+      return (void)fail(c2op, "contraction-form",
+                  "the second contraction is not rows x key x value-features"),
+             failure();
+    Term *p = traceTensor(pOp->get(), pAccess);
+    if (!p)
+      return failure();
+    if (failed(matchSoftmax(p, chain)))
+      return failure();
+    // The scores leaf access (for pointwise checks).
+    std::function<Term *(Term *)> findScores = [&](Term *t) -> Term * {
+      if (t->kind == Term::Leaf && t->tensor == scoresValue)
+        return t;
+      for (Term *a : t->args)
+        if (Term *s = findScores(a))
+          return s;
+      return nullptr;
+    };
+    Term *sLeaf = findScores(chain.scores);
+    if (!sLeaf)
+      return (void)fail(c2op, "no-scores",
+                  "the softmax input does not read the first contraction"),
+             failure();
+    scoresAccess = sLeaf->access;
+    // Intermediates must not escape: every user of a chain op is in the chain.
+    visited.insert(contractions.front());
+    for (Operation *op : visited)
+      for (Operation *user : op->getUsers())
+        if (user != c2op && !visited.contains(user))
+          return (void)fail(op, "escapes",
+                      "an intermediate of the chain has a user outside it (" +
+                          user->getName().getStringRef() + ")"),
+                 failure();
+    for (Operation *op : slice)
+      if (!visited.contains(op))
+        return (void)fail(op, "escapes",
+                    "the scores flow into an op outside the chain"),
+               failure();
+    chain.ops = visited;
+    if (failed(assignRoles(chain)))
+      return failure();
+    if (failed(splitScores(chain)))
+      return failure();
+    return chain;
+  }
+  return (void)fail(c2op, "no-softmax",
+              "no operand of the contraction is a softmax of another "
+              "contraction"),
+         failure();
+}
+
+} // namespace attnfuse::attn::raise

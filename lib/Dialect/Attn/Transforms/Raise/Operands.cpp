@@ -1,0 +1,260 @@
+//===- Operands.cpp - roles of the rows; Q, K and V ===//
+//
+//===----------------------------------------------------------------------===//
+#include "Chain.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace attnfuse::attn::raise {
+
+/// Peels data movement (transposes, broadcasts, copies, reshapes) above `v`
+/// while the access stays a plain coordinate map.
+static std::pair<Value, AffineMap>
+peel(Value v, AffineMap access,
+     function_ref<bool(AffineMap)> acceptable) {
+  MLIRContext *ctx = v.getContext();
+  Value cur = v;
+  AffineMap curAccess = access;
+  while (Operation *def = cur.getDefiningOp()) {
+    Value src;
+    AffineMap next;
+    if (auto lin = dyn_cast<linalg::LinalgOp>(def)) {
+      // Pure data movement: one input, body yields the input element.
+      if (lin.getNumDpsInputs() != 1 || lin.getNumDpsInits() != 1 ||
+          lin.getNumReductionLoops() != 0 || !lin.hasPureTensorSemantics())
+        break;
+      Block *body = lin.getBlock();
+      if (body->getTerminator()->getOperand(0) != body->getArgument(0))
+        break;
+      AffineMap outMap = lin.getIndexingMapMatchingResult(cast<OpResult>(cur));
+      SmallVector<AffineExpr> loops(lin.getNumLoops());
+      bool ok = true;
+      for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
+        auto d = dyn_cast<AffineDimExpr>(e);
+        if (!d || loops[d.getPosition()]) {
+          ok = false;
+          break;
+        }
+        loops[d.getPosition()] = curAccess.getResult(p);
+      }
+      if (!ok || llvm::any_of(loops, [](AffineExpr e) { return !e; }))
+        break;
+      OpOperand *in = lin.getDpsInputOperand(0);
+      src = in->get();
+      next = composeAccess(lin.getMatchingIndexingMap(in), loops, ctx);
+    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+      src = def->getOperand(0);
+      next = reshapeSourceAccess(def, curAccess, /*unitDimsAtZero=*/true);
+    } else {
+      break;
+    }
+    // Intermediate maps may be anything (a collapse reads `h mod G` that a
+    // later broadcast drops); the result is the deepest acceptable point.
+    cur = src;
+    curAccess = next;
+    if (acceptable(next)) {
+      v = src;
+      access = next;
+    }
+  }
+  return {v, access};
+}
+
+/// Assigns the output's row dims to the op's (b, h, q) and peels Q, K, V.
+LogicalResult Matcher::assignRoles(Chain &chain) {
+  Operation *c1op = chain.c1.getOperation();
+  // Access of the first contraction's loops in canonical dims.
+  AffineMap outMap = chain.c1.getDpsInitOperand(0)
+                         ->getOwner()
+                         ->getNumResults()
+                         ? chain.c1.getIndexingMapMatchingResult(
+                               chain.c1->getResult(0))
+                         : AffineMap();
+  SmallVector<AffineExpr> loops(chain.c1.getNumLoops());
+  for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    auto s = dyn_cast<AffineDimExpr>(scoresAccess.getResult(p));
+    if (!d || !s || loops[d.getPosition()])
+      return fail(c1op, "score-layout",
+                  "the scores are reshaped between the contractions");
+    loops[d.getPosition()] = s;
+  }
+  for (auto [i, e] : llvm::enumerate(loops))
+    if (!e) {
+      std::optional<unsigned> fresh =
+          freshDim(chain.c1.getStaticLoopRanges()[i]);
+      if (!fresh)
+        return fail(c1op, "too-complex", "too many dimensions");
+      chain.dDim = *fresh;
+      e = getAffineDimExpr(*fresh, ctx);
+    }
+  if (!isZeroTensor(chain.c1.getDpsInits()[0]) ||
+      !isZeroTensor(chain.c2.getDpsInits()[0]))
+    return fail(isZeroTensor(chain.c1.getDpsInits()[0]) ? c2.getOperation()
+                                                        : c1op,
+                "accumulator", "a contraction accumulates into a non-zero "
+                               "tensor");
+  // Q is the operand that does not read the key dim.
+  AffineMap m0 = composeAccess(
+      chain.c1.getMatchingIndexingMap(chain.c1.getDpsInputOperand(0)), loops,
+      ctx);
+  AffineMap m1 = composeAccess(
+      chain.c1.getMatchingIndexingMap(chain.c1.getDpsInputOperand(1)), loops,
+      ctx);
+  Value qv = chain.c1.getDpsInputs()[0], kv = chain.c1.getDpsInputs()[1];
+  auto readsDim = [](AffineMap m, unsigned d) {
+    return llvm::any_of(m.getResults(),
+                        [&](AffineExpr e) { return usesDim(e, d); });
+  };
+  if (readsDim(m0, chain.kDim)) {
+    std::swap(m0, m1);
+    std::swap(qv, kv);
+  }
+  if (readsDim(m0, chain.kDim) || !readsDim(m1, chain.kDim))
+    return fail(c1op, "score-layout",
+                "the key axis of the second contraction is not the key axis "
+                "of the first");
+  // The rows: output dims other than the value feature dim.
+  if (chain.rows.size() > 3)
+    return fail(c2.getOperation(), "rank",
+                "more than three row dimensions (batch, heads, queries)");
+  // K and V: plain dims, or h floordiv G, or 0 on unit dims.
+  auto kvAcceptable = [&](AffineMap m) {
+    for (AffineExpr e : m.getResults()) {
+      if (isa<AffineDimExpr, AffineConstantExpr>(e))
+        continue;
+      auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+      if (bin && bin.getKind() == AffineExprKind::FloorDiv &&
+          isa<AffineDimExpr>(bin.getLHS()) &&
+          isa<AffineConstantExpr>(bin.getRHS()))
+        continue;
+      return false;
+    }
+    return true;
+  };
+  auto plainAcceptable = [&](AffineMap m) {
+    return llvm::all_of(m.getResults(), [](AffineExpr e) {
+      return isa<AffineDimExpr, AffineConstantExpr>(e);
+    });
+  };
+  std::tie(chain.q, chain.qMap) = peel(qv, m0, plainAcceptable);
+  std::tie(chain.k, chain.kMap) = peel(kv, m1, kvAcceptable);
+  OpOperand *vOperand = nullptr;
+  for (OpOperand *in : chain.c2.getDpsInputOperands())
+    if (in->get() != chain.c2.getDpsInputs()[chain.scoresOperand])
+      vOperand = in;
+  std::tie(chain.v, chain.vMap) =
+      peel(vOperand->get(), chain.c2.getMatchingIndexingMap(vOperand)
+                                .replaceDimsAndSymbols({}, {}, kMaxDims, 0),
+           kvAcceptable);
+  if (!plainAcceptable(chain.qMap) || !kvAcceptable(chain.kMap) ||
+      !kvAcceptable(chain.vMap))
+    return fail(c1op, "operand-layout",
+                "an operand is read through a map that is not a coordinate "
+                "permutation");
+  // Which rows K reads, and through which group size.
+  auto headInfo = [&](AffineMap m, unsigned row, int64_t *group) {
+    for (AffineExpr e : m.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == row) {
+        *group = 1;
+        return true;
+      }
+      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e))
+        if (cast<AffineDimExpr>(bin.getLHS()).getPosition() == row) {
+          *group = cast<AffineConstantExpr>(bin.getRHS()).getValue();
+          return true;
+        }
+    }
+    *group = 0; // absent: all heads share one
+    return false;
+  };
+  SmallVector<unsigned> absent, present;
+  std::optional<unsigned> grouped;
+  for (unsigned r : chain.rows) {
+    int64_t g;
+    if (!headInfo(chain.kMap, r, &g))
+      absent.push_back(r);
+    else
+      present.push_back(r);
+    if (g > 1)
+      grouped = r;
+  }
+  if (absent.empty() || absent.size() > 2)
+    return fail(c1op, "rank",
+                "cannot identify the query axis (rows not read by K)");
+  chain.qDim = absent.back();
+  if (absent.size() == 2) {
+    if (grouped)
+      return fail(c1op, "heads", "two head axes not read by K");
+    chain.hDim = absent.front();
+  } else if (grouped) {
+    chain.hDim = grouped;
+  }
+  SmallVector<unsigned> rest;
+  for (unsigned r : present)
+    if (!chain.hDim || r != *chain.hDim)
+      rest.push_back(r);
+  if (!chain.hDim && !rest.empty()) {
+    chain.hDim = rest.back();
+    rest.pop_back();
+  }
+  if (rest.size() > 1)
+    return fail(c1op, "rank", "more than one batch axis");
+  if (!rest.empty())
+    chain.bDim = rest.front();
+  // Group size, identical for K and V.
+  int64_t gk = 0, gv = 0;
+  if (chain.hDim) {
+    headInfo(chain.kMap, *chain.hDim, &gk);
+    headInfo(chain.vMap, *chain.hDim, &gv);
+    int64_t h = size(*chain.hDim);
+    if (gk == 0)
+      gk = h;
+    if (gv == 0)
+      gv = h;
+    if (gk != gv || h % gk != 0)
+      return fail(c1op, "heads",
+                  "key and value heads are grouped differently");
+    chain.groupSize = gk;
+    // Exactness of the grouping: every read of h by K and V is `h` (G = 1)
+    // or `h floordiv G`, so K4[b, h / G] holds what the graph reads.
+    for (AffineMap m : {chain.kMap, chain.vMap})
+      for (AffineExpr e : m.getResults()) {
+        if (!usesDim(e, *chain.hDim))
+          continue;
+        auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+        bool ok = isa<AffineDimExpr>(e) ? gk == 1
+                  : bin && bin.getKind() == AffineExprKind::FloorDiv &&
+                      isa<AffineDimExpr>(bin.getLHS()) &&
+                      cast<AffineConstantExpr>(bin.getRHS()).getValue() == gk;
+        if (!ok)
+          return fail(c1op, "heads",
+                      "key/value heads are not read as h or h floordiv G");
+      }
+  }
+  int64_t dummy;
+  if (chain.qDim && headInfo(chain.vMap, *chain.qDim, &dummy))
+    return fail(c2.getOperation(), "operand-layout",
+                "V depends on the query axis");
+  // Element type: the widest of Q, K, V; narrower ones are extended (exact).
+  Type widest;
+  for (Value x : {chain.q, chain.k, chain.v}) {
+    Type t = cast<ShapedType>(x.getType()).getElementType();
+    if (!t.isF16() && !t.isBF16() && !t.isF32())
+      return fail(c1op, "element-type",
+                  "Q, K and V must be f16, bf16 or f32");
+    if (!widest || t.getIntOrFloatBitWidth() > widest.getIntOrFloatBitWidth())
+      widest = t;
+    else if (t != widest && t.getIntOrFloatBitWidth() ==
+                                widest.getIntOrFloatBitWidth())
+      widest = Float32Type::get(ctx); // f16 with bf16: both fit in f32
+  }
+  chain.elementType = widest;
+  return success();
+}
+
+} // namespace attnfuse::attn::raise

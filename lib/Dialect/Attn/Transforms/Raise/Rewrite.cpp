@@ -1,0 +1,251 @@
+//===- Rewrite.cpp - the IR written for a matched chain ===//
+//
+//===----------------------------------------------------------------------===//
+#include "Chain.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace attnfuse::attn::raise {
+
+namespace {
+class Rewriter {
+public:
+  Rewriter(Matcher &m, Chain &c, RewriterBase &b)
+      : m(m), c(c), b(b), loc(c.c2.getLoc()), ctx(b.getContext()) {}
+
+  Value run();
+
+private:
+  /// Canonical dim -> position in [B, H, Nq, X] (X = the last operand dim).
+  std::optional<unsigned> role(unsigned d, unsigned last) {
+    if (c.bDim && d == *c.bDim)
+      return 0;
+    if (c.hDim && d == *c.hDim)
+      return 1;
+    if (c.qDim && d == *c.qDim)
+      return 2;
+    if (d == last)
+      return 3;
+    return std::nullopt;
+  }
+  int64_t roleSize(std::optional<unsigned> d) { return d ? m.size(*d) : 1; }
+
+  /// A [4]-d tensor `T4[i0..i3] = convert(src[map(i)])`, where `map` is the
+  /// canonical access with dims renamed to their role positions.
+  Value layout(Value src, AffineMap access, ArrayRef<int64_t> shape, Type elem,
+               ArrayRef<std::optional<AffineExpr>> dimToLoop);
+  Value buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
+                        Value score, IRMapping &memo);
+
+  Matcher &m;
+  Chain &c;
+  RewriterBase &b;
+  Location loc;
+  MLIRContext *ctx;
+  Operation *attnOp = nullptr;
+};
+
+} // namespace
+
+static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(b, loc, to, v);
+  // Same width (f16 <-> bf16): through f32.
+  Value w = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, loc, to, w);
+}
+
+Value Rewriter::layout(Value src, AffineMap access, ArrayRef<int64_t> shape,
+                       Type elem, ArrayRef<std::optional<AffineExpr>> dimToLoop) {
+  SmallVector<AffineExpr> repl;
+  for (unsigned d = 0; d < kMaxDims; ++d)
+    repl.push_back(dimToLoop[d] ? *dimToLoop[d] : getAffineConstantExpr(0, ctx));
+  SmallVector<AffineExpr> exprs;
+  for (AffineExpr e : access.getResults())
+    exprs.push_back(simplifyAffineExpr(e.replaceDims(repl), shape.size(), 0));
+  AffineMap inMap = AffineMap::get(shape.size(), 0, exprs, ctx);
+  auto srcType = cast<RankedTensorType>(src.getType());
+  if (inMap.isIdentity() && srcType.getShape() == shape &&
+      srcType.getElementType() == elem)
+    return src;
+  Value init = tensor::EmptyOp::create(b, loc, shape, elem);
+  SmallVector<utils::IteratorType> iters(shape.size(),
+                                         utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{src},
+             ValueRange{init},
+             ArrayRef<AffineMap>{inMap, b.getMultiDimIdentityMap(shape.size())},
+             iters,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value x = a[0];
+               if (x.getType() != elem)
+                 x = convertScalar(nb, l, x, elem);
+               linalg::YieldOp::create(nb, l, ValueRange{x});
+             })
+      .getResult(0);
+}
+
+Value Rewriter::buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
+                                Value score, IRMapping &memo) {
+  switch (t->kind) {
+  case Term::Leaf: {
+    if (t->tensor == m.getScores())
+      return convertScalar(rb, loc, score, t->type);
+    // A tensor read at a constant position: extract it before the op.
+    double cst;
+    if (isConstTerm(t, &cst))
+      return arith::ConstantOp::create(rb, loc, FloatAttr::get(t->type, cst));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(attnOp);
+    SmallVector<Value> idx;
+    for (AffineExpr e : t->access.getResults())
+      idx.push_back(arith::ConstantIndexOp::create(
+          b, loc, cast<AffineConstantExpr>(e).getValue()));
+    return tensor::ExtractOp::create(b, loc, t->tensor, idx);
+  }
+  case Term::Scalar:
+    return t->scalar;
+  case Term::Index: {
+    SmallVector<Value> dims(kMaxDims);
+    for (unsigned d = 0; d < kMaxDims; ++d)
+      if (std::optional<unsigned> r = role(d, c.kDim))
+        dims[d] = coords[*r];
+    for (unsigned d = 0; d < kMaxDims; ++d)
+      if (!dims[d])
+        dims[d] = coords[0]; // unused (checkRegion proved it)
+    return affine::expandAffineExpr(rb, loc, t->index, dims, {});
+  }
+  case Term::Op: {
+    IRMapping map;
+    for (auto [operand, arg] : llvm::zip(t->op->getOperands(), t->args))
+      map.map(operand, buildRegionTerm(arg, rb, coords, score, memo));
+    return rb.clone(*t->op, map)->getResult(0);
+  }
+  case Term::Reduce:
+  case Term::Softmax:
+    break;
+  }
+  llvm_unreachable("checked by checkRegion");
+}
+
+Value Rewriter::run() {
+  b.setInsertionPoint(c.c2);
+  Type et = c.elementType;
+  int64_t B = roleSize(c.bDim), H = roleSize(c.hDim), Nq = roleSize(c.qDim),
+          Nk = m.size(c.kDim), D = m.size(c.dDim), Dv = m.size(c.eDim);
+  int64_t G = c.groupSize, Hkv = H / G;
+  auto dimsFor = [&](unsigned last, bool kv) {
+    SmallVector<std::optional<AffineExpr>> map(kMaxDims);
+    if (c.bDim)
+      map[*c.bDim] = getAffineDimExpr(0, ctx);
+    if (c.hDim)
+      map[*c.hDim] = kv ? getAffineDimExpr(1, ctx) * G : getAffineDimExpr(1, ctx);
+    if (c.qDim)
+      map[*c.qDim] = getAffineDimExpr(2, ctx);
+    map[kv ? c.kDim : last] = getAffineDimExpr(kv ? 2 : 3, ctx);
+    map[last] = getAffineDimExpr(3, ctx);
+    return map;
+  };
+  // Q4[b,h,q,d], K4[b,hkv,k,d], V4[b,hkv,k,e].
+  Value q4 = layout(c.q, c.qMap, {B, H, Nq, D}, et, dimsFor(c.dDim, false));
+  Value k4 = layout(c.k, c.kMap, {B, Hkv, Nk, D}, et, dimsFor(c.dDim, true));
+  Value v4 = layout(c.v, c.vMap, {B, Hkv, Nk, Dv}, et, dimsFor(c.eDim, true));
+  // Bias / keep: [B|1, H|1, Nq|1, Nk|1], read through their broadcast maps.
+  auto sideOperand = [&](Term *leaf) -> Value {
+    SmallVector<int64_t> shape(4, 1);
+    SmallVector<std::optional<AffineExpr>> map(kMaxDims);
+    for (AffineExpr e : leaf->access.getResults())
+      for (unsigned d = 0; d < kMaxDims; ++d)
+        if (usesDim(e, d)) {
+          std::optional<unsigned> r = role(d, c.kDim);
+          shape[*r] = m.size(d);
+          map[d] = getAffineDimExpr(*r, ctx);
+        }
+    return layout(leaf->tensor, leaf->access, shape,
+                  cast<ShapedType>(leaf->tensor.getType()).getElementType(),
+                  map);
+  };
+  Value bias = c.bias ? sideOperand(c.bias) : Value();
+  Value keep = c.keep ? sideOperand(c.keep) : Value();
+
+  auto outType = RankedTensorType::get({B, H, Nq, Dv}, et);
+  auto op = AttentionOp::create(
+      b, loc, TypeRange{outType}, q4, k4, v4, bias, keep, /*seed=*/Value(),
+      b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
+      MaskKindAttr::get(ctx, c.mask), MaskAlignmentAttr::get(ctx, c.alignment),
+      c.mask == MaskKind::sliding_window ? b.getI64IntegerAttr(c.windowLeft)
+                                         : IntegerAttr(),
+      c.mask == MaskKind::sliding_window ? b.getI64IntegerAttr(c.windowRight)
+                                         : IntegerAttr(),
+      b.getF32FloatAttr(0.0f));
+  attnOp = op;
+  // score_mod: the region term with the scores as the block argument.
+  bool trivialRegion = c.region->kind == Term::Leaf &&
+                       c.region->tensor == m.getScores() &&
+                       c.region->type.isF32();
+  if (!trivialRegion) {
+    Region &region = op.getScoreMod();
+    Block *block = new Block();
+    region.push_back(block);
+    Type f32 = b.getF32Type(), index = b.getIndexType();
+    for (Type t : {f32, index, index, index, index})
+      block->addArgument(t, loc);
+    OpBuilder rb = OpBuilder::atBlockEnd(block);
+    IRMapping memo;
+    SmallVector<Value> coords(block->getArguments().drop_front());
+    Value y = buildRegionTerm(c.region, rb, coords, block->getArgument(0), memo);
+    YieldOp::create(rb, loc, ValueRange{convertScalar(rb, loc, y, f32)});
+  }
+  // Back to the graph's output layout and type.
+  auto resType = cast<RankedTensorType>(c.c2->getResult(0).getType());
+  AffineMap oMap = c.c2.getIndexingMapMatchingResult(c.c2->getResult(0));
+  SmallVector<AffineExpr> exprs;
+  for (std::optional<unsigned> d : {c.bDim, c.hDim, c.qDim,
+                                    std::optional<unsigned>(c.eDim)}) {
+    AffineExpr e = getAffineConstantExpr(0, ctx);
+    if (d)
+      for (auto [p, r] : llvm::enumerate(oMap.getResults()))
+        if (cast<AffineDimExpr>(r).getPosition() == *d)
+          e = getAffineDimExpr(p, ctx);
+    exprs.push_back(e);
+  }
+  AffineMap readO = AffineMap::get(resType.getRank(), 0, exprs, ctx);
+  Value out = op.getOutput();
+  if (!(readO.isIdentity() && resType == outType)) {
+    Value init = tensor::EmptyOp::create(b, loc, resType.getShape(),
+                                         resType.getElementType());
+    SmallVector<utils::IteratorType> iters(resType.getRank(),
+                                           utils::IteratorType::parallel);
+    Type resElem = resType.getElementType();
+    out = linalg::GenericOp::create(
+              b, loc, TypeRange{resType}, ValueRange{out}, ValueRange{init},
+              ArrayRef<AffineMap>{readO,
+                                  b.getMultiDimIdentityMap(resType.getRank())},
+              iters,
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, l, ValueRange{convertScalar(nb, l, a[0], resElem)});
+              })
+              .getResult(0);
+  }
+  return out;
+}
+
+
+Value buildAttention(RewriterBase &rewriter, Matcher &m, Chain &c) {
+  return Rewriter(m, c, rewriter).run();
+}
+
+} // namespace attnfuse::attn::raise

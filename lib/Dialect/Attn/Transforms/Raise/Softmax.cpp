@@ -1,0 +1,124 @@
+//===- Softmax.cpp - the softmax of an attention chain ===//
+//
+//===----------------------------------------------------------------------===//
+#include "Chain.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+
+namespace attnfuse::attn::raise {
+
+/// P = cast?(E / L | E * (1 / L) | softmax_k(T)), L = sum_k E,
+/// E = exp(X) | exp2(X * log2(e)), X = T - max_k T | T.
+LogicalResult Matcher::matchSoftmax(Term *p, Chain &chain) {
+  Operation *c2op = chain.c2.getOperation();
+  p = stripCasts(p);
+  unsigned k = chain.kDim;
+  if (p->kind == Term::Softmax) {
+    if (p->dim != k)
+      return fail(p->op, "softmax-axis",
+                  "the softmax axis is not the reduction axis of the second "
+                  "contraction (the key axis)");
+    chain.scores = p->args[0];
+    return success();
+  }
+  // Find the normalization E * R or E / L.
+  Term *e = nullptr, *l = nullptr;
+  auto isRowSum = [&](Term *t) {
+    t = stripCasts(t);
+    return t->kind == Term::Reduce && isa<arith::AddFOp>(t->op);
+  };
+  double one;
+  if (isOp<arith::DivFOp>(p) && isRowSum(p->args[1])) {
+    e = p->args[0];
+    l = stripCasts(p->args[1]);
+  } else if (isOp<arith::MulFOp>(p)) {
+    for (int i = 0; i < 2 && !e; ++i) {
+      Term *r = stripCasts(p->args[1 - i]);
+      if (isOp<arith::DivFOp>(r) && isConstTerm(r->args[0], &one) &&
+          one == 1.0 && isRowSum(r->args[1])) {
+        e = p->args[i];
+        l = stripCasts(r->args[1]);
+      }
+    }
+  }
+  if (!e) {
+    Operation *at = p->kind == Term::Op ? p->op->getParentOp() : c2op;
+    // P * mask * c (or a select on a mask) over a softmax: dropout with a
+    // mask from outside.
+    std::function<bool(Term *)> foreignMask = [&](Term *t) -> bool {
+      t = stripCasts(t);
+      if (!isOp<arith::MulFOp, arith::SelectOp>(t))
+        return false;
+      for (Term *a : t->args) {
+        Term *x = stripCasts(a);
+        if ((x->kind == Term::Leaf && x->tensor != scoresValue) ||
+            foreignMask(x))
+          return true;
+      }
+      return false;
+    };
+    if (foreignMask(p))
+      return fail(at, "external-dropout",
+                  "dropout with an external mask tensor cannot be carried "
+                  "(attn.attention regenerates its mask from a seed)");
+    return fail(at, "no-softmax",
+                "the probabilities are not a softmax (a quotient by a row "
+                "sum of exponentials)");
+  }
+  Operation *sumAt = l->op->getParentOp();
+  double zero;
+  if (!isConstTerm(l->args[1], &zero) || zero != 0.0)
+    return fail(sumAt, "softmax-sum", "the softmax sum does not start at 0");
+  TermEq sumEq{{{l->dim, k}}, ctx};
+  if (!sumEq.eq(l->args[0], e))
+    return fail(sumAt, "softmax-axis",
+                "the softmax sum does not reduce the exponentials over the "
+                "key axis (the reduction axis of the second contraction)");
+  // E = exp(X) | exp2(X * c) with c = log2(e).
+  Term *x = nullptr;
+  Term *ex = stripCasts(e);
+  if (isOp<math::ExpOp>(ex)) {
+    x = ex->args[0];
+  } else if (isOp<math::Exp2Op>(ex) && isOp<arith::MulFOp>(ex->args[0])) {
+    double c;
+    for (int i = 0; i < 2 && !x; ++i)
+      if (isConstTerm(ex->args[0]->args[1 - i], &c) &&
+          std::abs(c - M_LOG2E) <= 1e-6 * M_LOG2E)
+        x = ex->args[0]->args[i];
+  }
+  if (!x)
+    return fail(ex->kind == Term::Op ? ex->op->getParentOp() : c2op,
+                "softmax-exp",
+                "the softmax numerator is not exp(x) or exp2(x * log2(e))");
+  // X = T - max_k T, or T alone.
+  chain.scores = x;
+  if (isOp<arith::SubFOp>(x)) {
+    Term *m = stripCasts(x->args[1]);
+    if (m->kind == Term::Reduce &&
+        isa<arith::MaximumFOp, arith::MaxNumFOp>(m->op)) {
+      Operation *maxAt = m->op->getParentOp();
+      double init;
+      if (!isConstTerm(m->args[1], &init) ||
+          !(std::isinf(init) || init <= -3.0e38) || init > 0)
+        return fail(maxAt, "softmax-max",
+                    "the softmax max does not start at -inf or the lowest "
+                    "float");
+      TermEq maxEq{{{m->dim, k}}, ctx};
+      if (!maxEq.eq(m->args[0], x->args[0]))
+        return fail(maxAt, "softmax-axis",
+                    "the softmax max is not taken over the key axis of the "
+                    "same scores");
+      chain.scores = x->args[0];
+    }
+  }
+  return success();
+}
+
+} // namespace attnfuse::attn::raise

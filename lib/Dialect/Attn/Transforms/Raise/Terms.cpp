@@ -1,0 +1,313 @@
+//===- Terms.cpp - tensors as scalar expression trees ===//
+//
+//===----------------------------------------------------------------------===//
+#include "Chain.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace attnfuse::attn::raise {
+
+AffineExpr simplify(AffineExpr e) {
+  return simplifyAffineExpr(e, kMaxDims, 0);
+}
+
+/// The access of a reshape's source (over kMaxDims loops) that reads what
+/// `access` reads of its result: collapse_shape delinearizes each result
+/// index over its group (src[group[i]] = (j floordiv stride) mod size),
+/// expand_shape linearizes each group of result indices. With
+/// `unitDimsAtZero`, a unit source dimension of a collapse is read at 0, its
+/// only in-bounds index (the delinearization alone leaves the outermost one
+/// as `j floordiv stride`).
+AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
+                                     bool unitDimsAtZero) {
+  MLIRContext *ctx = access.getContext();
+  SmallVector<AffineExpr> exprs;
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
+    ArrayRef<int64_t> srcShape = collapse.getSrcType().getShape();
+    exprs.resize(srcShape.size());
+    for (auto [j, group] :
+         llvm::enumerate(collapse.getReassociationIndices())) {
+      int64_t stride = 1;
+      for (int64_t i = group.size() - 1; i >= 0; --i) {
+        AffineExpr e = access.getResult(j);
+        if (group.size() > 1)
+          e = e.floorDiv(stride);
+        if (i != 0)
+          e = e % srcShape[group[i]];
+        if (unitDimsAtZero && srcShape[group[i]] == 1)
+          e = getAffineConstantExpr(0, ctx);
+        exprs[group[i]] = simplify(e);
+        stride *= srcShape[group[i]];
+      }
+    }
+  } else {
+    auto expand = cast<tensor::ExpandShapeOp>(reshape);
+    ArrayRef<int64_t> resShape = expand.getResultType().getShape();
+    for (const auto &group : expand.getReassociationIndices()) {
+      AffineExpr e = getAffineConstantExpr(0, ctx);
+      for (int64_t i : group)
+        e = e * resShape[i] + access.getResult(i);
+      exprs.push_back(simplify(e));
+    }
+  }
+  return AffineMap::get(kMaxDims, 0, exprs, ctx);
+}
+
+AffineMap composeAccess(AffineMap map, ArrayRef<AffineExpr> loops,
+                        MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (AffineExpr r : map.getResults())
+    exprs.push_back(simplify(r.replaceDims(loops)));
+  return AffineMap::get(kMaxDims, 0, exprs, ctx);
+}
+
+/// Structural equality of two terms, where `a`'s dims are renamed by `subst`
+/// (and the fresh dims of reductions met in both are paired on the way).
+AffineExpr TermEq::rename(AffineExpr e) {
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < kMaxDims; ++i) {
+    auto it = subst.find(i);
+    dims.push_back(getAffineDimExpr(it == subst.end() ? i : it->second, ctx));
+  }
+  return simplify(e.replaceDims(dims));
+}
+
+bool TermEq::eq(Term *a, Term *b) {
+  if (a->kind != b->kind || a->type != b->type)
+    return false;
+  switch (a->kind) {
+  case Term::Leaf:
+    if (a->tensor != b->tensor ||
+        a->access.getNumResults() != b->access.getNumResults())
+      return false;
+    for (auto [x, y] : llvm::zip(a->access.getResults(),
+                                 b->access.getResults()))
+      if (rename(x) != y)
+        return false;
+    return true;
+  case Term::Scalar:
+    return a->scalar == b->scalar;
+  case Term::Index:
+    return rename(a->index) == b->index;
+  case Term::Reduce:
+  case Term::Softmax:
+    if (a->op != b->op)
+      return false;
+    if (a->kind == Term::Reduce)
+      subst[a->dim] = b->dim;
+    else if (rename(getAffineDimExpr(a->dim, ctx)) !=
+             getAffineDimExpr(b->dim, ctx))
+      return false;
+    [[fallthrough]];
+  case Term::Op:
+    if (a->op != b->op || a->args.size() != b->args.size())
+      return false;
+    for (auto [x, y] : llvm::zip(a->args, b->args))
+      if (!eq(x, y))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+bool isConstTerm(Term *t, double *value) {
+  Attribute a;
+  if (t->kind == Term::Op && matchPattern(t->op, m_Constant(&a)))
+    return isF32Const(a, value);
+  if (t->kind == Term::Scalar && matchPattern(t->scalar, m_Constant(&a)))
+    return isF32Const(a, value);
+  if (t->kind == Term::Leaf && t->tensor.getDefiningOp<linalg::FillOp>()) {
+    Value fv = t->tensor.getDefiningOp<linalg::FillOp>().getInputs()[0];
+    return matchPattern(fv, m_Constant(&a)) && isF32Const(a, value);
+  }
+  if (t->kind == Term::Leaf && matchPattern(t->tensor, m_Constant(&a)))
+    return isF32Const(a, value);
+  return false;
+}
+
+Term *stripCasts(Term *t) {
+  while (isOp<arith::ExtFOp, arith::TruncFOp>(t))
+    t = t->args[0];
+  return t;
+}
+
+/// True when `t` reads the scores (the first contraction's result).
+bool readsScores(Term *t, Value scores) {
+  if (t->kind == Term::Leaf)
+    return t->tensor == scores;
+  return llvm::any_of(t->args, [&](Term *a) { return readsScores(a, scores); });
+}
+
+Term *Matcher::traceTensor(Value v, AffineMap access) {
+  Type elem = cast<ShapedType>(v.getType()).getElementType();
+  Operation *def = v.getDefiningOp();
+  // Only ops computing from the scores are looked through; anything else
+  // (Q-side ops, bias producers, fills) is a leaf.
+  if (!def || !slice.contains(def) || def == c2.getOperation()) {
+    Term *t = make(Term::Leaf, elem);
+    t->tensor = v;
+    t->access = access;
+    return t;
+  }
+  visited.insert(def);
+  if (auto sm = dyn_cast<linalg::SoftmaxOp>(def)) {
+    Term *in = traceTensor(sm.getInput(), access);
+    if (!in)
+      return nullptr;
+    auto dim = dyn_cast<AffineDimExpr>(
+        access.getResult(static_cast<unsigned>(sm.getDimension())));
+    if (!dim) {
+      (void)fail(def, "softmax-axis",
+                 "the softmax axis is not a single coordinate of the second "
+                 "contraction");
+      return nullptr;
+    }
+    Term *t = make(Term::Softmax, elem);
+    t->op = def;
+    t->dim = dim.getPosition();
+    t->args = {in};
+    return t;
+  }
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    return traceTensor(def->getOperand(0),
+                       reshapeSourceAccess(def, access,
+                                           /*unitDimsAtZero=*/false));
+  if (auto lin = dyn_cast<linalg::LinalgOp>(def))
+    return traceLinalg(lin, cast<OpResult>(v), access);
+  (void)fail(def, "unsupported-op",
+             "op '" + def->getName().getStringRef() +
+                 "' between the contractions is not understood");
+  return nullptr;
+}
+
+Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
+                           AffineMap access) {
+  Operation *def = op.getOperation();
+  if (isContraction(def)) {
+    (void)fail(def, "contraction-in-scores",
+               "a contraction between the two contractions of the chain");
+    return nullptr;
+  }
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1) {
+    (void)fail(def, "unsupported-op",
+               "only single-result linalg ops on tensors are looked through");
+    return nullptr;
+  }
+  AffineMap outMap = op.getIndexingMapMatchingResult(result);
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<AffineExpr> loops(op.getNumLoops());
+  for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || loops[d.getPosition()]) {
+      (void)fail(def, "not-pointwise",
+                 "the op's output map is not a permutation of its loops");
+      return nullptr;
+    }
+    loops[d.getPosition()] = access.getResult(p);
+  }
+  unsigned numRed = 0;
+  for (auto [i, it] : llvm::enumerate(iters)) {
+    if (loops[i])
+      continue;
+    if (it != utils::IteratorType::reduction ||
+        ShapedType::isDynamic(ranges[i])) {
+      (void)fail(def, "not-pointwise", "a loop of the op is not in its output");
+      return nullptr;
+    }
+    std::optional<unsigned> fresh = freshDim(ranges[i]);
+    if (!fresh) {
+      (void)fail(def, "too-complex", "too many nested reductions");
+      return nullptr;
+    }
+    loops[i] = getAffineDimExpr(*fresh, ctx);
+    ++numRed;
+  }
+  Block *body = op.getBlock();
+  Value yielded = body->getTerminator()->getOperand(result.getResultNumber());
+  if (numRed == 0)
+    return traceScalar(yielded, op, loops);
+  // A reduction: yield combine(f(ins), acc).
+  BlockArgument acc = body->getArgument(op.getNumDpsInputs());
+  Operation *combine = yielded.getDefiningOp();
+  if (numRed != 1 || !combine ||
+      !isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp>(combine) ||
+      combine->getBlock() != body ||
+      (combine->getOperand(0) == acc) == (combine->getOperand(1) == acc)) {
+    (void)fail(def, "unsupported-reduction",
+               "a reduction that is not a single sum or max");
+    return nullptr;
+  }
+  Value x = combine->getOperand(0) == acc ? combine->getOperand(1)
+                                          : combine->getOperand(0);
+  unsigned redDim = 0;
+  for (auto [i, it] : llvm::enumerate(iters))
+    if (it == utils::IteratorType::reduction)
+      redDim = cast<AffineDimExpr>(loops[i]).getPosition();
+  Term *in = traceScalar(x, op, loops);
+  if (!in)
+    return nullptr;
+  Term *init = traceTensor(op.getDpsInits()[0], access);
+  Term *t = make(Term::Reduce, result.getType() ? cast<ShapedType>(
+                                                      result.getType())
+                                                      .getElementType()
+                                                : Type());
+  t->op = combine;
+  t->dim = redDim;
+  t->args = {in, init};
+  return t;
+}
+
+Term *Matcher::traceScalar(Value s, linalg::LinalgOp op,
+                           ArrayRef<AffineExpr> loops) {
+  Block *body = op.getBlock();
+  if (auto arg = dyn_cast<BlockArgument>(s)) {
+    if (arg.getOwner() != body) {
+      Term *t = make(Term::Scalar, s.getType());
+      t->scalar = s;
+      return t;
+    }
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (op.isDpsInit(&operand) && op.getNumReductionLoops() != 0) {
+      (void)fail(op, "unsupported-reduction",
+                 "the accumulator is read outside the combiner");
+      return nullptr;
+    }
+    return traceTensor(operand.get(),
+                       composeAccess(op.getMatchingIndexingMap(&operand),
+                                     loops, ctx));
+  }
+  Operation *def = s.getDefiningOp();
+  if (!op->isProperAncestor(def)) {
+    Term *t = make(Term::Scalar, s.getType());
+    t->scalar = s;
+    return t;
+  }
+  if (auto idx = dyn_cast<linalg::IndexOp>(def)) {
+    Term *t = make(Term::Index, s.getType());
+    t->index = loops[idx.getDim()];
+    return t;
+  }
+  if (def->getNumRegions() != 0 || def->getNumResults() != 1 ||
+      !isMemoryEffectFree(def)) {
+    (void)fail(op, "unsupported-op",
+               "body op '" + def->getName().getStringRef() +
+                   "' is not a pure scalar op");
+    return nullptr;
+  }
+  Term *t = make(Term::Op, s.getType());
+  t->op = def;
+  for (Value operand : def->getOperands()) {
+    Term *a = traceScalar(operand, op, loops);
+    if (!a)
+      return nullptr;
+    t->args.push_back(a);
+  }
+  return t;
+}
+
+} // namespace attnfuse::attn::raise
