@@ -143,6 +143,8 @@ private:
   Term *traceScalar(Value s, linalg::LinalgOp op, ArrayRef<AffineExpr> loops);
   // Softmax.cpp
   LogicalResult matchSoftmax(Term *p, Chain &chain);
+  LogicalResult matchNormalization(Term *p, Chain &chain);
+  bool isEmptyRowTest(Term *t, Term *scores, unsigned k);
   // Scores.cpp
   LogicalResult splitScores(Chain &chain);
   LogicalResult checkRegion(Term *t, Chain &chain, Operation *at);

@@ -14,9 +14,77 @@ using namespace mlir;
 
 namespace attnfuse::attn::raise {
 
+/// True when `t` is an integer (i1) constant equal to `value`.
+static bool isIntConstTerm(Term *t, int64_t value) {
+  Value v = t->kind == Term::Scalar ? t->scalar
+            : t->kind == Term::Leaf ? t->tensor
+                                    : Value();
+  Operation *def = t->kind == Term::Op ? t->op
+                   : v                 ? v.getDefiningOp()
+                                       : nullptr;
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(def))
+    def = fill.getInputs()[0].getDefiningOp();
+  Attribute a;
+  if (!def || !matchPattern(def, m_Constant(&a)))
+    return false;
+  if (auto d = dyn_cast<DenseIntElementsAttr>(a); d && d.isSplat())
+    return d.getSplatValue<APInt>().getSExtValue() == value ||
+           d.getSplatValue<APInt>().getZExtValue() ==
+               static_cast<uint64_t>(value);
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return i.getValue().getSExtValue() == value ||
+           i.getValue().getZExtValue() == static_cast<uint64_t>(value);
+  return false;
+}
+
+/// `all_r(cast?(T[k := r]) == -inf)` with `T` = `scores`: the rows whose
+/// every key is hidden.
+bool Matcher::isEmptyRowTest(Term *t, Term *scores, unsigned k) {
+  t = stripCasts(t);
+  if (t->kind != Term::Reduce || !isa<arith::AndIOp>(t->op) ||
+      !isIntConstTerm(t->args[1], 1))
+    return false;
+  Term *cmp = t->args[0];
+  auto cmpOp = cmp->kind == Term::Op ? dyn_cast<arith::CmpFOp>(cmp->op)
+                                     : arith::CmpFOp();
+  if (!cmpOp || cmpOp.getPredicate() != arith::CmpFPredicate::OEQ)
+    return false;
+  for (int i = 0; i < 2; ++i) {
+    double c;
+    if (!isConstTerm(cmp->args[1 - i], &c) || !std::isinf(c) || c > 0)
+      continue;
+    TermEq eq{{{t->dim, k}}, ctx};
+    if (eq.eq(stripCasts(cmp->args[i]), scores))
+      return true;
+  }
+  return false;
+}
+
+/// P = select(all_k(T == -inf), 0, P') | P' (torch's `_safe_softmax`: rows
+/// whose every key is hidden are 0, which is exactly the op's rule).
+LogicalResult Matcher::matchSoftmax(Term *p, Chain &chain) {
+  p = stripCasts(p);
+  double zero;
+  Term *emptyRows = nullptr;
+  if (isOp<arith::SelectOp>(p) && isConstTerm(p->args[1], &zero) &&
+      zero == 0.0) {
+    emptyRows = p->args[0];
+    p = p->args[2];
+  }
+  if (failed(matchNormalization(p, chain)))
+    return failure();
+  if (emptyRows && !isEmptyRowTest(emptyRows, chain.scores, chain.kDim))
+    return fail(p->kind == Term::Op ? p->op->getParentOp()
+                                    : chain.c2.getOperation(),
+                "no-softmax",
+                "the probabilities are zeroed where a condition holds that "
+                "is not `every score of the row is -inf`");
+  return success();
+}
+
 /// P = cast?(E / L | E * (1 / L) | softmax_k(T)), L = sum_k E,
 /// E = exp(X) | exp2(X * log2(e)), X = T - max_k T | T.
-LogicalResult Matcher::matchSoftmax(Term *p, Chain &chain) {
+LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
   Operation *c2op = chain.c2.getOperation();
   p = stripCasts(p);
   unsigned k = chain.kDim;

@@ -192,16 +192,28 @@ Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
                "a contraction between the two contractions of the chain");
     return nullptr;
   }
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1) {
+  // Other results must be dead (torch-mlir's row max also yields the
+  // argmax, which nothing reads).
+  if (!op.hasPureTensorSemantics() ||
+      llvm::any_of(op->getResults(), [&](OpResult r) {
+        return r != result && !r.use_empty();
+      })) {
     (void)fail(def, "unsupported-op",
-               "only single-result linalg ops on tensors are looked through");
+               "a linalg op on tensors with another live result is not looked "
+               "through");
     return nullptr;
   }
   AffineMap outMap = op.getIndexingMapMatchingResult(result);
+  ArrayRef<int64_t> outShape =
+      cast<ShapedType>(result.getType()).getShape();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<AffineExpr> loops(op.getNumLoops());
   for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
+    // A kept unit dimension (keepdim reductions write `(.., 0)`).
+    if (auto c = dyn_cast<AffineConstantExpr>(e);
+        c && c.getValue() == 0 && outShape[p] == 1)
+      continue;
     auto d = dyn_cast<AffineDimExpr>(e);
     if (!d || loops[d.getPosition()]) {
       (void)fail(def, "not-pointwise",
@@ -232,14 +244,16 @@ Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
   if (numRed == 0)
     return traceScalar(yielded, op, loops);
   // A reduction: yield combine(f(ins), acc).
-  BlockArgument acc = body->getArgument(op.getNumDpsInputs());
+  BlockArgument acc =
+      body->getArgument(op.getNumDpsInputs() + result.getResultNumber());
   Operation *combine = yielded.getDefiningOp();
   if (numRed != 1 || !combine ||
-      !isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp>(combine) ||
+      !isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp, arith::AndIOp,
+           arith::OrIOp>(combine) ||
       combine->getBlock() != body ||
       (combine->getOperand(0) == acc) == (combine->getOperand(1) == acc)) {
     (void)fail(def, "unsupported-reduction",
-               "a reduction that is not a single sum or max");
+               "a reduction that is not a single sum, max, and or or");
     return nullptr;
   }
   Value x = combine->getOperand(0) == acc ? combine->getOperand(1)
@@ -251,7 +265,7 @@ Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
   Term *in = traceScalar(x, op, loops);
   if (!in)
     return nullptr;
-  Term *init = traceTensor(op.getDpsInits()[0], access);
+  Term *init = traceTensor(op.getDpsInits()[result.getResultNumber()], access);
   Term *t = make(Term::Reduce, result.getType() ? cast<ShapedType>(
                                                       result.getType())
                                                       .getElementType()
