@@ -95,6 +95,12 @@ template <typename... OpTys> bool isOp(Term *t) {
   return t->kind == Term::Op && isa<OpTys...>(t->op);
 }
 Term *stripCasts(Term *t);
+/// A tensor leaf that is one scalar: a splat constant (whatever its map, e.g.
+/// a `tensor<1x1x1x1xf32>` scale read at `(b, 0, 0, 0)`) or a tensor read at
+/// a constant position.
+bool isScalarLeaf(Term *t);
+/// The value of a splat leaf (a splat constant or a fill of a constant).
+TypedAttr getSplatLeaf(Term *t);
 /// True when `t` reads the scores (the first contraction's result).
 bool readsScores(Term *t, Value scores);
 

@@ -103,10 +103,9 @@ Value Rewriter::buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
   case Term::Leaf: {
     if (t->tensor == m.getScores())
       return convertScalar(rb, loc, score, t->type);
+    if (TypedAttr splat = getSplatLeaf(t))
+      return arith::ConstantOp::create(rb, loc, splat);
     // A tensor read at a constant position: extract it before the op.
-    double cst;
-    if (isConstTerm(t, &cst))
-      return arith::ConstantOp::create(rb, loc, FloatAttr::get(t->type, cst));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(attnOp);
     SmallVector<Value> idx;

@@ -25,9 +25,7 @@ LogicalResult Matcher::checkRegion(Term *t, Chain &chain, Operation *at) {
                     "a score term reads another element of the score matrix");
       return success();
     }
-    // A tensor read at a constant position is a scalar.
-    if (llvm::all_of(t->access.getResults(),
-                     [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
+    if (isScalarLeaf(t))
       return success();
     return fail(at, "score-tensor",
                 "a score term reads a tensor elementwise (only an additive "
@@ -202,9 +200,7 @@ LogicalResult Matcher::splitScores(Chain &chain) {
       while (isOp<arith::ExtFOp>(bl))
         bl = bl->args[0];
       if (bl->kind == Term::Leaf && bl->tensor != scoresValue &&
-          !llvm::all_of(bl->access.getResults(), [](AffineExpr e) {
-            return isa<AffineConstantExpr>(e);
-          })) {
+          !isScalarLeaf(bl)) {
         chain.bias = bl;
         t = s->args[i];
         break;

@@ -129,6 +129,28 @@ bool isConstTerm(Term *t, double *value) {
   return false;
 }
 
+TypedAttr getSplatLeaf(Term *t) {
+  Attribute a;
+  if (t->kind != Term::Leaf)
+    return {};
+  if (auto fill = t->tensor.getDefiningOp<linalg::FillOp>()) {
+    if (matchPattern(fill.getInputs()[0], m_Constant(&a)))
+      return dyn_cast<TypedAttr>(a);
+    return {};
+  }
+  if (matchPattern(t->tensor, m_Constant(&a)))
+    if (auto d = dyn_cast<DenseElementsAttr>(a); d && d.isSplat())
+      return d.getSplatValue<TypedAttr>();
+  return {};
+}
+
+bool isScalarLeaf(Term *t) {
+  return t->kind == Term::Leaf &&
+         (getSplatLeaf(t) ||
+          llvm::all_of(t->access.getResults(),
+                       [](AffineExpr e) { return isa<AffineConstantExpr>(e); }));
+}
+
 Term *stripCasts(Term *t) {
   while (isOp<arith::ExtFOp, arith::TruncFOp>(t))
     t = t->args[0];
