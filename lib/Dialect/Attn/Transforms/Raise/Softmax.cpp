@@ -60,8 +60,21 @@ bool Matcher::isEmptyRowTest(Term *t, Term *scores, unsigned k) {
   return false;
 }
 
-/// P = select(all_k(T == -inf), 0, P') | P' (torch's `_safe_softmax`: rows
-/// whose every key is hidden are 0, which is exactly the op's rule).
+/// `isnan(p)`: `cmpf une|uno (p, p)`.
+static bool isNaNTest(Term *t, Term *p, MLIRContext *ctx) {
+  auto cmp = t->kind == Term::Op ? dyn_cast<arith::CmpFOp>(t->op)
+                                 : arith::CmpFOp();
+  if (!cmp || (cmp.getPredicate() != arith::CmpFPredicate::UNE &&
+               cmp.getPredicate() != arith::CmpFPredicate::UNO))
+    return false;
+  TermEq eq{DenseMap<unsigned, unsigned>(), ctx};
+  return eq.eq(t->args[0], p) && eq.eq(t->args[1], p);
+}
+
+/// P = select(all_k(T == -inf), 0, P') (torch's `_safe_softmax`) or
+/// select(isnan(P'), 0, P') (its ONNX export), or P'. Both zero the rows
+/// whose every key is hidden, which is the op's rule (Raising.md says what
+/// the second does with NaN inputs).
 LogicalResult Matcher::matchSoftmax(Term *p, Chain &chain) {
   p = stripCasts(p);
   double zero;
@@ -70,6 +83,8 @@ LogicalResult Matcher::matchSoftmax(Term *p, Chain &chain) {
       zero == 0.0) {
     emptyRows = p->args[0];
     p = p->args[2];
+    if (isNaNTest(emptyRows, p, ctx))
+      emptyRows = nullptr;
   }
   if (failed(matchNormalization(p, chain)))
     return failure();
