@@ -17,13 +17,17 @@
 
 using namespace mlir;
 
-void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
-                                           const CPUPipelineOptions &options) {
-  // TOSA graphs (upstream): to linalg on tensors, in both pipelines.
+void attnfuse::buildTosaToLinalgPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalgNamed());
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalg());
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+}
+
+void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
+                                           const CPUPipelineOptions &options) {
+  // TOSA graphs: to linalg on tensors, in both pipelines.
+  buildTosaToLinalgPipeline(pm);
 
   // Attention: the naive pipeline materializes the reference computation;
   // attnfuse's pipeline emits the tiled FlashAttention algorithm.

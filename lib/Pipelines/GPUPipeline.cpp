@@ -86,8 +86,10 @@ static void addNaiveKernels(OpPassManager &pm) {
 
 void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
                                            const GPUPipelineOptions &options) {
-  // Unfused chains become attn.attention first, as in the CPU pipeline (in
-  // both paths: the naive kernels compute the same raised op).
+  // TOSA graphs to linalg, then unfused chains become attn.attention, as in
+  // the CPU pipeline (in both paths: the naive kernels compute the same
+  // raised op).
+  buildTosaToLinalgPipeline(pm);
   attn::AttnRaiseAttentionOptions raise;
   raise.report = options.raiseReport;
   pm.addPass(attn::createAttnRaiseAttention(raise));

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/APFloat.h"
@@ -29,12 +30,24 @@ static Type promoteType(Type type) {
   return type;
 }
 
-/// Returns `value` (a FloatAttr or DenseElementsAttr of a promoted type)
-/// converted exactly to f64, or null if it is of another kind.
+/// Returns `value` (a FloatAttr, DenseElementsAttr or DenseResourceElementsAttr
+/// of a promoted type) converted exactly to f64, or null if it is of another
+/// kind.
 static TypedAttr promoteConstant(TypedAttr value) {
   Type f64 = Float64Type::get(value.getContext());
   if (auto floatAttr = dyn_cast<FloatAttr>(value))
     return FloatAttr::get(f64, floatAttr.getValueAsDouble());
+  // A resource blob (torch-mlir's weights) holds the elements as in memory.
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return {};
+    ArrayRef<char> data = blob->getData();
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(resource.getType(), data, splat))
+      return {};
+    value = DenseElementsAttr::getFromRawBuffer(resource.getType(), data);
+  }
   if (auto dense = dyn_cast<DenseFPElementsAttr>(value))
     return dense.mapValues(f64, [](const APFloat &element) {
       APFloat wide = element;
@@ -56,14 +69,19 @@ static LogicalResult promoteOp(Operation *op) {
              << "reinterprets the bits of a float that fp64 evaluation "
                 "promotes to f64";
   }
-  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-    if (promoteType(constant.getType()) != constant.getType()) {
-      TypedAttr value = promoteConstant(constant.getValue());
-      if (!value)
-        return constant.emitOpError()
-               << "has a value that fp64 evaluation cannot promote: "
-               << constant.getValue();
-      constant.setValueAttr(value);
+  // The value of a constant (arith.constant, tosa.const: any constant-like
+  // op) has the type of its result.
+  if (op->hasTrait<OpTrait::ConstantLike>() && op->getNumResults() == 1) {
+    Type type = op->getResult(0).getType();
+    for (NamedAttribute attr : SmallVector<NamedAttribute>(op->getAttrs())) {
+      auto value = dyn_cast<TypedAttr>(attr.getValue());
+      if (!value || value.getType() != type || promoteType(type) == type)
+        continue;
+      TypedAttr promoted = promoteConstant(value);
+      if (!promoted)
+        return op->emitOpError()
+               << "has a value that fp64 evaluation cannot promote: " << value;
+      op->setAttr(attr.getName(), promoted);
     }
   }
   for (OpResult result : op->getResults())

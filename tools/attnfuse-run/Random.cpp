@@ -15,7 +15,8 @@ static double uniform(std::mt19937_64 &generator) {
 HostTensor attnfuse_run::makeRandomTensor(ElementKind kind,
                                           llvm::ArrayRef<int64_t> shape,
                                           uint64_t seed, unsigned argIndex,
-                                          double keepProbability) {
+                                          double keepProbability,
+                                          int64_t intBound) {
   std::seed_seq seq{static_cast<uint32_t>(seed),
                     static_cast<uint32_t>(seed >> 32), argIndex};
   std::mt19937_64 generator(seq);
@@ -39,6 +40,9 @@ HostTensor attnfuse_run::makeRandomTensor(ElementKind kind,
   }
   unsigned bits = std::min(31u, 8 * getByteSize(kind) - 1);
   for (int64_t i = 0; i < n; ++i)
-    tensor.setInt(i, static_cast<int64_t>(generator() >> (64 - bits)));
+    tensor.setInt(i, intBound > 0
+                         ? static_cast<int64_t>(generator() %
+                                                static_cast<uint64_t>(intBound))
+                         : static_cast<int64_t>(generator() >> (64 - bits)));
   return tensor;
 }

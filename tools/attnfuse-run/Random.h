@@ -14,10 +14,12 @@ namespace attnfuse_run {
 ///   * floats: N(0, 1) by the Box-Muller transform of 53-bit uniforms, then
 ///     rounded to nearest even to the element type;
 ///   * i1: true with probability `keepProbability`;
-///   * iN: uniform in [0, 2^min(31, N-1)).
+///   * iN: uniform in [0, 2^min(31, N-1)), or in [0, intBound) when
+///     `intBound` > 0 (token ids and positions of exported models must index
+///     their tables), as `generator() mod intBound`.
 HostTensor makeRandomTensor(ElementKind kind, llvm::ArrayRef<int64_t> shape,
                             uint64_t seed, unsigned argIndex,
-                            double keepProbability);
+                            double keepProbability, int64_t intBound = 0);
 
 } // namespace attnfuse_run
 

@@ -16,6 +16,7 @@
 
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/InitAll.h"
+#include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -77,6 +78,13 @@ static cl::opt<double> keepProbability(
     "keep-probability", cl::init(0.8),
     cl::desc("Probability that a random i1 element is true (default 0.8)"),
     cl::cat(runCategory));
+
+static cl::opt<int64_t> intBound(
+    "int-bound", cl::init(0),
+    cl::desc("Random integer inputs (i8 to i64) are uniform in [0, N): token "
+             "ids, positions and padding masks of exported models (default: "
+             "any non-negative value of the type)"),
+    cl::value_desc("N"), cl::cat(runCategory));
 
 static cl::opt<CheckMode> checkMode(
     "check", cl::init(CheckMode::Naive),
@@ -269,10 +277,11 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
   OwningOpRef<ModuleOp> clone = module.clone();
   SmallVector<HostTensor> args(inputs);
   if (evaluation == Evaluation::F64) {
-    // attn.attention only takes f16, bf16 and f32 operands: lower it to
-    // linalg first (its reference lowering computes in f32, which then
-    // becomes f64).
+    // attn.attention (like TOSA) only takes f16, bf16 and f32 operands:
+    // lower both to linalg first (the op's reference lowering computes in
+    // f32, which then becomes f64).
     PassManager pm(module.getContext());
+    attnfuse::buildTosaToLinalgPipeline(pm);
     pm.addPass(attnfuse::createConvertAttnToLinalg());
     if (failed(pm.run(*clone)) || failed(promoteFloatsToF64(*clone)))
       return reportError("cannot promote " + inputFilename + " to f64");
@@ -379,6 +388,8 @@ static FailureOr<bool> runMain() {
       return failure();
 
   // Inputs.
+  if (intBound < 0)
+    return reportError("--int-bound must be positive (or 0: the type's range)");
   SmallVector<HostTensor> inputs;
   if (!inputFiles.empty() && inputFiles.size() != type.getNumInputs())
     return reportError("--inputs names " + llvm::Twine(inputFiles.size()) +
@@ -388,7 +399,7 @@ static FailureOr<bool> runMain() {
     auto [kind, shape] = describeType(argType);
     if (inputFiles.empty()) {
       inputs.push_back(
-          makeRandomTensor(kind, shape, seed, i, keepProbability));
+          makeRandomTensor(kind, shape, seed, i, keepProbability, intBound));
       continue;
     }
     llvm::Expected<HostTensor> input = readNpy(inputFiles[i], kind, shape);

@@ -32,6 +32,11 @@ struct CPUPipelineOptions
                          llvm::cl::init(64)};
 };
 
+/// Adds upstream's TOSA lowering to linalg, tensor and arith on tensors (each
+/// func.func), with which every attnfuse pipeline starts: the raising and the
+/// lowerings work on the linalg form.
+void buildTosaToLinalgPipeline(mlir::OpPassManager &pm);
+
 /// Adds the passes that take a module of attn + upstream tensor-level ops
 /// (func, linalg, tensor, arith, math) to the LLVM dialect for execution on
 /// the host CPU. Functions take and return memrefs with identity layouts.
