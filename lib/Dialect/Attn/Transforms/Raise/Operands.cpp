@@ -7,6 +7,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <numeric>
+
 using namespace mlir;
 
 namespace attnfuse::attn::raise {
@@ -216,21 +218,28 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       gk = h;
     if (gv == 0)
       gv = h;
-    if (gk != gv || h % gk != 0)
+    // K and V may be grouped differently (MQA's V broadcast where K went
+    // through an elementwise op per head): the op's group is the common
+    // divisor, and a K or V read as `h floordiv g` is exact for it when G
+    // divides g (every head of a group reads the same K/V head).
+    if (h % gk != 0 || h % gv != 0)
       return fail(c1op, "heads",
-                  "key and value heads are grouped differently");
-    chain.groupSize = gk;
+                  "key or value heads do not divide the query heads");
+    chain.groupSize = std::gcd(gk, gv);
     // Exactness of the grouping: every read of h by K and V is `h` (G = 1)
-    // or `h floordiv G`, so K4[b, h / G] holds what the graph reads.
+    // or `h floordiv g` with G | g, so K4[b, h / G] holds what the graph
+    // reads.
+    int64_t g = chain.groupSize;
     for (AffineMap m : {chain.kMap, chain.vMap})
       for (AffineExpr e : m.getResults()) {
         if (!usesDim(e, *chain.hDim))
           continue;
         auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-        bool ok = isa<AffineDimExpr>(e) ? gk == 1
+        bool ok = isa<AffineDimExpr>(e) ? g == 1
                   : bin && bin.getKind() == AffineExprKind::FloorDiv &&
                       isa<AffineDimExpr>(bin.getLHS()) &&
-                      cast<AffineConstantExpr>(bin.getRHS()).getValue() == gk;
+                      cast<AffineConstantExpr>(bin.getRHS()).getValue() % g ==
+                          0;
         if (!ok)
           return fail(c1op, "heads",
                       "key/value heads are not read as h or h floordiv G");
