@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include <cmath>
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 
@@ -187,12 +188,21 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
     if (m->kind == Term::Reduce &&
         isa<arith::MaximumFOp, arith::MaxNumFOp>(m->op)) {
       Operation *maxAt = m->op->getParentOp();
-      double init;
-      if (!isConstTerm(m->args[1], &init) ||
-          !(std::isinf(init) || init <= -3.0e38) || init > 0)
+      // Starting at -inf, or at or below the lowest finite value the maxed
+      // values can take (-65504 for scores in f16), gives the same max
+      // (except for rows of -inf, where both paths give the empty-row rule).
+      double init, largest = std::numeric_limits<double>::infinity();
+      for (Term *t = m->args[0];; t = t->args[0]) {
+        if (auto f = dyn_cast<FloatType>(t->type))
+          largest = std::min(largest, APFloat::getLargest(f.getFloatSemantics())
+                                          .convertToDouble());
+        if (!isOp<arith::ExtFOp, arith::TruncFOp>(t))
+          break;
+      }
+      if (!isConstTerm(m->args[1], &init) || !(init <= -largest))
         return fail(maxAt, "softmax-max",
                     "the softmax max does not start at -inf or the lowest "
-                    "float");
+                    "finite value of the scores' type");
       TermEq maxEq{{{m->dim, k}}, ctx};
       if (!maxEq.eq(m->args[0], x->args[0]))
         return fail(maxAt, "softmax-axis",
