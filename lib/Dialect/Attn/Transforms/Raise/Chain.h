@@ -154,6 +154,8 @@ private:
   // Scores.cpp
   LogicalResult splitScores(Chain &chain);
   LogicalResult checkRegion(Term *t, Chain &chain, Operation *at);
+  LogicalResult checkScoreCoordinates(AffineMap access, Chain &chain,
+                                      Operation *at);
   LogicalResult matchStructuralMask(Term *cond, Chain &chain);
   // Operands.cpp
   LogicalResult assignRoles(Chain &chain);

@@ -43,6 +43,8 @@ private:
                ArrayRef<std::optional<AffineExpr>> dimToLoop);
   Value buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
                         Value score, IRMapping &memo);
+  /// The coordinate `e` (in canonical dims) from the region's (b, h, q, k).
+  Value expandCoordinate(AffineExpr e, OpBuilder &rb, ArrayRef<Value> coords);
 
   Matcher &m;
   Chain &c;
@@ -97,6 +99,18 @@ Value Rewriter::layout(Value src, AffineMap access, ArrayRef<int64_t> shape,
       .getResult(0);
 }
 
+Value Rewriter::expandCoordinate(AffineExpr e, OpBuilder &rb,
+                                 ArrayRef<Value> coords) {
+  SmallVector<Value> dims(kMaxDims);
+  for (unsigned d = 0; d < kMaxDims; ++d)
+    if (std::optional<unsigned> r = role(d, c.kDim))
+      dims[d] = coords[*r];
+  for (unsigned d = 0; d < kMaxDims; ++d)
+    if (!dims[d])
+      dims[d] = coords[0]; // unused (checkScoreCoordinates proved it)
+  return affine::expandAffineExpr(rb, loc, e, dims, {});
+}
+
 Value Rewriter::buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
                                 Value score, IRMapping &memo) {
   switch (t->kind) {
@@ -105,27 +119,26 @@ Value Rewriter::buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
       return convertScalar(rb, loc, score, t->type);
     if (TypedAttr splat = getSplatLeaf(t))
       return arith::ConstantOp::create(rb, loc, splat);
-    // A tensor read at a constant position: extract it before the op.
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(attnOp);
+    if (isScalarLeaf(t)) {
+      // A tensor read at a constant position: extract it before the op.
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(attnOp);
+      SmallVector<Value> idx;
+      for (AffineExpr e : t->access.getResults())
+        idx.push_back(arith::ConstantIndexOp::create(
+            b, loc, cast<AffineConstantExpr>(e).getValue()));
+      return tensor::ExtractOp::create(b, loc, t->tensor, idx);
+    }
+    // A tensor read at the score's coordinates, in the region.
     SmallVector<Value> idx;
     for (AffineExpr e : t->access.getResults())
-      idx.push_back(arith::ConstantIndexOp::create(
-          b, loc, cast<AffineConstantExpr>(e).getValue()));
-    return tensor::ExtractOp::create(b, loc, t->tensor, idx);
+      idx.push_back(expandCoordinate(e, rb, coords));
+    return tensor::ExtractOp::create(rb, loc, t->tensor, idx);
   }
   case Term::Scalar:
     return t->scalar;
-  case Term::Index: {
-    SmallVector<Value> dims(kMaxDims);
-    for (unsigned d = 0; d < kMaxDims; ++d)
-      if (std::optional<unsigned> r = role(d, c.kDim))
-        dims[d] = coords[*r];
-    for (unsigned d = 0; d < kMaxDims; ++d)
-      if (!dims[d])
-        dims[d] = coords[0]; // unused (checkRegion proved it)
-    return affine::expandAffineExpr(rb, loc, t->index, dims, {});
-  }
+  case Term::Index:
+    return expandCoordinate(t->index, rb, coords);
   case Term::Op: {
     IRMapping map;
     for (auto [operand, arg] : llvm::zip(t->op->getOperands(), t->args))

@@ -14,6 +14,19 @@ using namespace mlir;
 
 namespace attnfuse::attn::raise {
 
+/// Checks that `access` only uses the score's coordinates (b, h, q, k).
+LogicalResult Matcher::checkScoreCoordinates(AffineMap access, Chain &chain,
+                                             Operation *at) {
+  for (AffineExpr e : access.getResults())
+    for (unsigned d = 0; d < kMaxDims; ++d)
+      if (usesDim(e, d) && !llvm::is_contained(chain.rows, d) &&
+          d != chain.kDim)
+        return fail(at, "not-pointwise",
+                    "a score term uses a coordinate that is not one of the "
+                    "score's");
+  return success();
+}
+
 /// Checks that `t` can be the score_mod region: pointwise in the scores,
 /// reading no tensor but the scores (at the element being computed).
 LogicalResult Matcher::checkRegion(Term *t, Chain &chain, Operation *at) {
@@ -27,18 +40,16 @@ LogicalResult Matcher::checkRegion(Term *t, Chain &chain, Operation *at) {
     }
     if (isScalarLeaf(t))
       return success();
-    return fail(at, "score-tensor",
-                "a score term reads a tensor elementwise (only an additive "
-                "bias and a boolean keep mask may read tensors)");
+    // Another tensor read at the score's coordinates (a second bias, a
+    // weight, a mask under the bias): the region reads it where the graph
+    // does.
+    if (failed(checkScoreCoordinates(t->access, chain, at)))
+      return failure();
+    return success();
   }
   case Term::Index:
-    for (unsigned d = 0; d < kMaxDims; ++d)
-      if (usesDim(t->index, d) && !llvm::is_contained(chain.rows, d) &&
-          d != chain.kDim)
-        return fail(at, "not-pointwise",
-                    "a score term uses a coordinate that is not one of the "
-                    "score's");
-    return success();
+    return checkScoreCoordinates(
+        AffineMap::get(kMaxDims, 0, t->index), chain, at);
   case Term::Scalar:
     return success();
   case Term::Reduce:
