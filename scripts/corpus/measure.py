@@ -15,8 +15,11 @@ test/Corpus/manifest.json ("chains").
 Columns: files, chains (expected, from the manifest), cand (the pass's
 candidates), fused, notf (not fused), missed (= chains - fused), extra
 (candidates beyond the expected chains: non-attention chains reported as
-candidates, e.g. a SwiGLU MLP; counted as max(0, cand - chains) per file), err
-(files where attnfuse-opt failed or crashed).
+candidates, e.g. a SwiGLU MLP; counted as max(0, cand - chains) per file, negative
+files excluded), neg (negative files: manifest "negative": true, chains 0, nothing
+may fuse; their candidates are expected to be reported as not fused), wrong
+(fusions in negative files, or more fusions than chains in a file), err (files where
+attnfuse-opt failed or crashed).
 
 Usage:
   scripts/corpus/measure.py [--opt build/bin/attnfuse-opt] [--corpus test/Corpus]
@@ -116,7 +119,11 @@ def main():
     expected = {}
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
-            expected = {k: v["chains"] for k, v in json.load(f)["files"].items()}
+            entries = json.load(f)["files"]
+        expected = {k: v["chains"] for k, v in entries.items()}
+        negatives = {k for k, v in entries.items() if v.get("negative")}
+    else:
+        negatives = set()
 
     if args.sources:
         sources = args.sources.split(",")
@@ -155,7 +162,12 @@ def main():
             tot["fused"] += r["fused"]
             tot["notf"] += r["not_fused"]
             tot["missed"] += max(0, ch - r["fused"])
-            tot["extra"] += max(0, r["candidates"] - ch)
+            if r["file"] in negatives:
+                tot["neg"] += 1
+                tot["wrong"] += r["fused"]  # nothing in a negative file may fuse
+            else:
+                tot["extra"] += max(0, r["candidates"] - ch)
+                tot["wrong"] += max(0, r["fused"] - ch)
             keys.update(r["keys"])
             for rm in r["remarks"]:
                 if rm["text"].startswith("not fused"):
@@ -174,7 +186,7 @@ def main():
         print()
         return 0
 
-    cols = ["files", "chains", "cand", "fused", "notf", "missed", "extra", "err"]
+    cols = ["files", "neg", "chains", "cand", "fused", "notf", "missed", "extra", "wrong", "err"]
     print(f"attnfuse-opt: {opt}\n")
     print(f"{'source':<14}" + "".join(f"{c:>8}" for c in cols))
     grand = collections.Counter()

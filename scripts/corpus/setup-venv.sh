@@ -4,8 +4,11 @@
 #
 #   scripts/corpus/setup-venv.sh            # venv at <repo>/.venv-corpus (git-ignored)
 #   CORPUS_VENV=/path scripts/corpus/setup-venv.sh
+#   scripts/corpus/setup-venv.sh --tflite   # the TensorFlow venv of generate_tflite.py,
+#                                           # at <repo>/.venv-corpus-tf or $CORPUS_TF_VENV
 #
 # Then: $CORPUS_VENV/bin/python scripts/corpus/generate.py
+#       $CORPUS_TF_VENV/bin/python scripts/corpus/generate_tflite.py
 #
 # torch: PyPI has no CPU-only torch wheel for Linux x86_64 (the CPU builds live on
 # another index, which is not used here). The PyPI wheel is a CUDA build; we install it
@@ -17,6 +20,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="${CORPUS_VENV:-$repo/.venv-corpus}"
 python="${PYTHON:-python3}"
+
+if [ "${1:-}" = "--tflite" ]; then
+  venv="${CORPUS_TF_VENV:-$repo/.venv-corpus-tf}"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/requirements-tflite.txt"
+  "$venv/bin/python" -c "import tensorflow as tf; tf.mlir.experimental.tflite_to_tosa_bytecode; print('corpus tflite venv ok: tensorflow', tf.__version__)"
+  "$venv/bin/iree-opt" --version | head -3
+  exit 0
+fi
 
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
