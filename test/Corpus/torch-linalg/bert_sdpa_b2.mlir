@@ -18,7 +18,6 @@
 #map14 = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
 #map15 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #map16 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
-#map17 = affine_map<(d0, d1, d2) -> (d1, d2)>
 module {
   func.func @forward(%arg0: tensor<2x8xi64>, %arg1: tensor<2x8xi64>) -> tensor<2x8x32xf32> {
     %c0_i64 = arith.constant 0 : i64
@@ -71,12 +70,12 @@ module {
     %1 = linalg.fill ins(%c0_i64 : i64) outs(%0 : tensor<1x8xi64>) -> tensor<1x8xi64>
     %2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%extracted_slice : tensor<1x8xi64>) outs(%1 : tensor<1x8xi64>) {
     ^bb0(%in: i64, %out: i64):
-      %136 = arith.index_cast %in : i64 to index
-      %137 = arith.cmpi slt, %136, %c16 : index
-      cf.assert %137, "index must be smaller than dim size"
-      %138 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %138, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_34[%c0, %136] : tensor<1x16xi64>
+      %133 = arith.index_cast %in : i64 to index
+      %134 = arith.cmpi slt, %133, %c16 : index
+      cf.assert %134, "index must be smaller than dim size"
+      %135 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %135, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_34[%c0, %133] : tensor<1x16xi64>
       linalg.yield %extracted : i64
     } -> tensor<1x8xi64>
     %3 = tensor.empty() : tensor<2x8xi64>
@@ -88,153 +87,153 @@ module {
     %5 = tensor.empty() : tensor<2x8x32xf32>
     %6 = linalg.generic {indexing_maps = [#map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x8xi64>) outs(%5 : tensor<2x8x32xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %136 = arith.index_cast %in : i64 to index
-      %137 = linalg.index 2 : index
-      %138 = arith.cmpi slt, %136, %c64 : index
-      cf.assert %138, "index must be smaller than dim size"
-      %139 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %139, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_30[%136, %137] : tensor<64x32xf32>
+      %133 = arith.index_cast %in : i64 to index
+      %134 = linalg.index 2 : index
+      %135 = arith.cmpi slt, %133, %c64 : index
+      cf.assert %135, "index must be smaller than dim size"
+      %136 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %136, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_30[%133, %134] : tensor<64x32xf32>
       linalg.yield %extracted : f32
     } -> tensor<2x8x32xf32>
     %7 = linalg.generic {indexing_maps = [#map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x8xi64>) outs(%5 : tensor<2x8x32xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %136 = arith.index_cast %in : i64 to index
-      %137 = linalg.index 2 : index
-      %138 = arith.cmpi slt, %136, %c2 : index
-      cf.assert %138, "index must be smaller than dim size"
-      %139 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %139, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_29[%136, %137] : tensor<2x32xf32>
+      %133 = arith.index_cast %in : i64 to index
+      %134 = linalg.index 2 : index
+      %135 = arith.cmpi slt, %133, %c2 : index
+      cf.assert %135, "index must be smaller than dim size"
+      %136 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %136, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_29[%133, %134] : tensor<2x32xf32>
       linalg.yield %extracted : f32
     } -> tensor<2x8x32xf32>
     %8 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %7 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
     %9 = tensor.empty() : tensor<1x8x32xf32>
     %10 = linalg.generic {indexing_maps = [#map2, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%extracted_slice : tensor<1x8xi64>) outs(%9 : tensor<1x8x32xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %136 = arith.index_cast %in : i64 to index
-      %137 = linalg.index 2 : index
-      %138 = arith.cmpi slt, %136, %c16 : index
-      cf.assert %138, "index must be smaller than dim size"
-      %139 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %139, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_28[%136, %137] : tensor<16x32xf32>
+      %133 = arith.index_cast %in : i64 to index
+      %134 = linalg.index 2 : index
+      %135 = arith.cmpi slt, %133, %c16 : index
+      cf.assert %135, "index must be smaller than dim size"
+      %136 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %136, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_28[%133, %134] : tensor<16x32xf32>
       linalg.yield %extracted : f32
     } -> tensor<1x8x32xf32>
     %11 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8, %10 : tensor<2x8x32xf32>, tensor<1x8x32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
     %12 = tensor.empty() : tensor<2x8x32xf64>
     %13 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %136 = arith.extf %in : f32 to f64
-      linalg.yield %136 : f64
+      %133 = arith.extf %in : f32 to f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x32xf64>
     %14 = tensor.empty() : tensor<2x8x1xf64>
     %15 = linalg.fill ins(%cst : f64) outs(%14 : tensor<2x8x1xf64>) -> tensor<2x8x1xf64>
     %16 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%13 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.addf %in, %out : f64
-      linalg.yield %136 : f64
+      %133 = arith.addf %in, %out : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
     %17 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.divf %in, %cst_31 : f64
-      linalg.yield %136 : f64
+      %133 = arith.divf %in, %cst_31 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
     %18 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13, %17 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_63: f64, %out: f64):
-      %136 = arith.subf %in, %in_63 : f64
-      linalg.yield %136 : f64
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %133 = arith.subf %in, %in_64 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x32xf64>
     %19 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %18 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_63: f64, %out: f64):
-      %136 = arith.mulf %in, %in_63 : f64
-      linalg.yield %136 : f64
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %133 = arith.mulf %in, %in_64 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x32xf64>
     %20 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%19 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.addf %in, %out : f64
-      linalg.yield %136 : f64
+      %133 = arith.addf %in, %out : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
     %21 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.divf %in, %cst_31 : f64
-      linalg.yield %136 : f64
+      %133 = arith.divf %in, %cst_31 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
     %22 = tensor.empty() : tensor<2x8x1xf32>
     %23 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%21 : tensor<2x8x1xf64>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %136 = arith.truncf %in : f64 to f32
-      linalg.yield %136 : f32
+      %133 = arith.truncf %in : f64 to f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
     %24 = linalg.fill ins(%cst_0 : f32) outs(%22 : tensor<2x8x1xf32>) -> tensor<2x8x1xf32>
     %25 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%11 : tensor<2x8x32xf32>) outs(%24 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.addf %in, %out : f32
-      linalg.yield %136 : f32
+      %133 = arith.addf %in, %out : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
     %26 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.divf %in, %cst_32 : f32
-      linalg.yield %136 : f32
+      %133 = arith.divf %in, %cst_32 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
     %27 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%23 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.truncf %cst_27 : f64 to f32
-      %137 = arith.addf %in, %136 : f32
-      linalg.yield %137 : f32
+      %133 = arith.truncf %cst_27 : f64 to f32
+      %134 = arith.addf %in, %133 : f32
+      linalg.yield %134 : f32
     } -> tensor<2x8x1xf32>
     %28 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = math.rsqrt %in : f32
-      linalg.yield %136 : f32
+      %133 = math.rsqrt %in : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
     %29 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11, %26 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.subf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.subf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
     %30 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%29, %28 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.mulf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.mulf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
     %31 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%30, %cst_26 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.mulf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.mulf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
     %32 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%31, %cst_25 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
     %33 = tensor.empty() : tensor<2x8xi1>
     %34 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<2x8xi64>) outs(%33 : tensor<2x8xi1>) {
     ^bb0(%in: i64, %out: i1):
-      %136 = arith.cmpi ne, %in, %c0_i64 : i64
-      linalg.yield %136 : i1
+      %133 = arith.cmpi ne, %in, %c0_i64 : i64
+      linalg.yield %133 : i1
     } -> tensor<2x8xi1>
     %35 = tensor.empty() : tensor<2xi64>
     %36 = linalg.generic {indexing_maps = [#map7], iterator_types = ["parallel"]} outs(%35 : tensor<2xi64>) {
     ^bb0(%out: i64):
-      %136 = linalg.index 0 : index
-      %137 = arith.index_cast %136 : index to i64
-      linalg.yield %137 : i64
+      %133 = linalg.index 0 : index
+      %134 = arith.index_cast %133 : index to i64
+      linalg.yield %134 : i64
     } -> tensor<2xi64>
     %37 = tensor.empty() : tensor<8xi64>
     %38 = linalg.generic {indexing_maps = [#map7], iterator_types = ["parallel"]} outs(%37 : tensor<8xi64>) {
     ^bb0(%out: i64):
-      %136 = linalg.index 0 : index
-      %137 = arith.index_cast %136 : index to i64
-      linalg.yield %137 : i64
+      %133 = linalg.index 0 : index
+      %134 = arith.index_cast %133 : index to i64
+      linalg.yield %134 : i64
     } -> tensor<8xi64>
     %expanded = tensor.expand_shape %36 [[0, 1, 2, 3]] output_shape [2, 1, 1, 1] : tensor<2xi64> into tensor<2x1x1x1xi64>
     %expanded_36 = tensor.expand_shape %38 [[0, 1, 2, 3]] output_shape [1, 1, 8, 1] : tensor<8xi64> into tensor<1x1x8x1xi64>
@@ -242,33 +241,33 @@ module {
     %39 = tensor.empty() : tensor<1x1x8x1xi1>
     %40 = linalg.generic {indexing_maps = [#map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_36 : tensor<1x1x8x1xi64>) outs(%39 : tensor<1x1x8x1xi1>) {
     ^bb0(%in: i64, %out: i1):
-      %136 = arith.cmpi sge, %in, %c0_i64 : i64
-      linalg.yield %136 : i1
+      %133 = arith.cmpi sge, %in, %c0_i64 : i64
+      linalg.yield %133 : i1
     } -> tensor<1x1x8x1xi1>
     %41 = linalg.generic {indexing_maps = [#map9, #map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_7, %40 : tensor<i1>, tensor<1x1x8x1xi1>) outs(%39 : tensor<1x1x8x1xi1>) {
-    ^bb0(%in: i1, %in_63: i1, %out: i1):
-      %136 = arith.andi %in, %in_63 : i1
-      linalg.yield %136 : i1
+    ^bb0(%in: i1, %in_64: i1, %out: i1):
+      %133 = arith.andi %in, %in_64 : i1
+      linalg.yield %133 : i1
     } -> tensor<1x1x8x1xi1>
     %42 = tensor.empty() : tensor<2x1x1x8xi1>
     %43 = linalg.generic {indexing_maps = [#map10, #map11, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %expanded_37 : tensor<2x1x1x1xi64>, tensor<1x1x1x8xi64>) outs(%42 : tensor<2x1x1x8xi1>) {
-    ^bb0(%in: i64, %in_63: i64, %out: i1):
-      %136 = arith.cmpi slt, %in, %c0_i64 : i64
-      %137 = arith.addi %in, %c2_i64 : i64
-      %138 = arith.select %136, %137, %in : i64
-      %139 = arith.index_cast %138 : i64 to index
-      %140 = arith.cmpi slt, %in_63, %c0_i64 : i64
-      %141 = arith.addi %in_63, %c8_i64 : i64
-      %142 = arith.select %140, %141, %in_63 : i64
-      %143 = arith.index_cast %142 : i64 to index
-      %extracted = tensor.extract %34[%139, %143] : tensor<2x8xi1>
+    ^bb0(%in: i64, %in_64: i64, %out: i1):
+      %133 = arith.cmpi slt, %in, %c0_i64 : i64
+      %134 = arith.addi %in, %c2_i64 : i64
+      %135 = arith.select %133, %134, %in : i64
+      %136 = arith.index_cast %135 : i64 to index
+      %137 = arith.cmpi slt, %in_64, %c0_i64 : i64
+      %138 = arith.addi %in_64, %c8_i64 : i64
+      %139 = arith.select %137, %138, %in_64 : i64
+      %140 = arith.index_cast %139 : i64 to index
+      %extracted = tensor.extract %34[%136, %140] : tensor<2x8xi1>
       linalg.yield %extracted : i1
     } -> tensor<2x1x1x8xi1>
     %44 = tensor.empty() : tensor<2x1x8x8xi1>
     %45 = linalg.generic {indexing_maps = [#map12, #map13, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%41, %43 : tensor<1x1x8x1xi1>, tensor<2x1x1x8xi1>) outs(%44 : tensor<2x1x8x8xi1>) {
-    ^bb0(%in: i1, %in_63: i1, %out: i1):
-      %136 = arith.andi %in, %in_63 : i1
-      linalg.yield %136 : i1
+    ^bb0(%in: i1, %in_64: i1, %out: i1):
+      %133 = arith.andi %in, %in_64 : i1
+      linalg.yield %133 : i1
     } -> tensor<2x1x8x8xi1>
     %collapsed_38 = tensor.collapse_shape %32 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
     %46 = tensor.empty() : tensor<32x32xf32>
@@ -277,9 +276,9 @@ module {
     %48 = linalg.fill ins(%cst_0 : f32) outs(%47 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %49 = linalg.matmul ins(%collapsed_38, %transposed : tensor<16x32xf32>, tensor<32x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %50 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%49, %cst_23 : tensor<16x32xf32>, tensor<32xf32>) outs(%47 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<16x32xf32>
     %expanded_39 = tensor.expand_shape %50 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
     %51 = tensor.empty() : tensor<2x2x8x16xf32>
@@ -287,37 +286,37 @@ module {
     %transposed_41 = linalg.transpose ins(%cst_22 : tensor<32x32xf32>) outs(%46 : tensor<32x32xf32>) permutation = [1, 0] 
     %52 = linalg.matmul ins(%collapsed_38, %transposed_41 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %53 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%52, %cst_21 : tensor<16x32xf32>, tensor<32xf32>) outs(%47 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<16x32xf32>
     %expanded_42 = tensor.expand_shape %53 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
     %transposed_43 = linalg.transpose ins(%cst_20 : tensor<32x32xf32>) outs(%46 : tensor<32x32xf32>) permutation = [1, 0] 
     %54 = linalg.matmul ins(%collapsed_38, %transposed_43 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
     %55 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%54, %cst_19 : tensor<16x32xf32>, tensor<32xf32>) outs(%47 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<16x32xf32>
     %expanded_44 = tensor.expand_shape %55 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
     %transposed_45 = linalg.transpose ins(%expanded_44 : tensor<2x8x2x16xf32>) outs(%51 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
     %56 = tensor.empty() : tensor<2x1x8x8xf32>
     %57 = linalg.generic {indexing_maps = [#map8, #map9, #map9, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%45, %cst_5, %cst_6 : tensor<2x1x8x8xi1>, tensor<f32>, tensor<f32>) outs(%56 : tensor<2x1x8x8xf32>) {
-    ^bb0(%in: i1, %in_63: f32, %in_64: f32, %out: f32):
-      %136 = arith.select %in, %in_63, %in_64 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: i1, %in_64: f32, %in_65: f32, %out: f32):
+      %133 = arith.select %in, %in_64, %in_65 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x1x8x8xf32>
     %58 = linalg.generic {indexing_maps = [#map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_40 : tensor<2x2x8x16xf32>) outs(%51 : tensor<2x2x8x16xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.mulf %in, %cst_3 : f32
-      linalg.yield %136 : f32
+      %133 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x16xf32>
     %59 = tensor.empty() : tensor<2x2x16x8xf32>
     %transposed_46 = linalg.transpose ins(%expanded_42 : tensor<2x8x2x16xf32>) outs(%59 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
     %60 = linalg.generic {indexing_maps = [#map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_46 : tensor<2x2x16x8xf32>) outs(%59 : tensor<2x2x16x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.mulf %in, %cst_3 : f32
-      linalg.yield %136 : f32
+      %133 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x16x8xf32>
     %collapsed_47 = tensor.collapse_shape %58 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
     %collapsed_48 = tensor.collapse_shape %60 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
@@ -327,64 +326,64 @@ module {
     %expanded_49 = tensor.expand_shape %63 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
     %64 = tensor.empty() : tensor<2x2x8x8xf32>
     %65 = linalg.generic {indexing_maps = [#map8, #map14, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_49, %57 : tensor<2x2x8x8xf32>, tensor<2x1x8x8xf32>) outs(%64 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x8xf32>
     %66 = tensor.empty() : tensor<2x2x8xi64>
     %67 = linalg.fill ins(%c0_i64 : i64) outs(%66 : tensor<2x2x8xi64>) -> tensor<2x2x8xi64>
     %68 = tensor.empty() : tensor<2x2x8xf32>
     %69 = linalg.fill ins(%cst_1 : f32) outs(%68 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
     %70:2 = linalg.generic {indexing_maps = [#map8, #map15, #map15], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%65 : tensor<2x2x8x8xf32>) outs(%69, %67 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
-    ^bb0(%in: f32, %out: f32, %out_63: i64):
-      %136 = linalg.index 3 : index
-      %137 = arith.index_cast %136 : index to i64
-      %138 = arith.maximumf %in, %out : f32
-      %139 = arith.cmpf ogt, %in, %out : f32
-      %140 = arith.select %139, %137, %out_63 : i64
-      linalg.yield %138, %140 : f32, i64
+    ^bb0(%in: f32, %out: f32, %out_64: i64):
+      %133 = linalg.index 3 : index
+      %134 = arith.index_cast %133 : index to i64
+      %135 = arith.maximumf %in, %out : f32
+      %136 = arith.cmpf ogt, %in, %out : f32
+      %137 = arith.select %136, %134, %out_64 : i64
+      linalg.yield %135, %137 : f32, i64
     } -> (tensor<2x2x8xf32>, tensor<2x2x8xi64>)
     %expanded_50 = tensor.expand_shape %70#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
     %71 = linalg.generic {indexing_maps = [#map8, #map16, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%65, %expanded_50 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%64 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.subf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.subf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x8xf32>
     %72 = linalg.generic {indexing_maps = [#map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%71 : tensor<2x2x8x8xf32>) outs(%64 : tensor<2x2x8x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = math.exp %in : f32
-      linalg.yield %136 : f32
+      %133 = math.exp %in : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x8xf32>
     %73 = tensor.empty() : tensor<2x2x8x1xf32>
     %74 = linalg.fill ins(%cst_0 : f32) outs(%73 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
     %75 = linalg.generic {indexing_maps = [#map8, #map16], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%72 : tensor<2x2x8x8xf32>) outs(%74 : tensor<2x2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.addf %in, %out : f32
-      linalg.yield %136 : f32
+      %133 = arith.addf %in, %out : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x1xf32>
     %76 = linalg.generic {indexing_maps = [#map8, #map16, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%72, %75 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%64 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.divf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.divf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x8xf32>
     %77 = tensor.empty() : tensor<2x2x8x8xi1>
     %78 = linalg.generic {indexing_maps = [#map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%65 : tensor<2x2x8x8xf32>) outs(%77 : tensor<2x2x8x8xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %136 = arith.extf %in : f32 to f64
-      %137 = arith.cmpf oeq, %136, %cst_18 : f64
-      linalg.yield %137 : i1
+      %133 = arith.extf %in : f32 to f64
+      %134 = arith.cmpf oeq, %133, %cst_18 : f64
+      linalg.yield %134 : i1
     } -> tensor<2x2x8x8xi1>
     %79 = tensor.empty() : tensor<2x2x8x1xi1>
     %80 = linalg.fill ins(%true : i1) outs(%79 : tensor<2x2x8x1xi1>) -> tensor<2x2x8x1xi1>
     %81 = linalg.generic {indexing_maps = [#map8, #map16], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%78 : tensor<2x2x8x8xi1>) outs(%80 : tensor<2x2x8x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %136 = arith.andi %in, %out : i1
-      linalg.yield %136 : i1
+      %133 = arith.andi %in, %out : i1
+      linalg.yield %133 : i1
     } -> tensor<2x2x8x1xi1>
     %82 = linalg.generic {indexing_maps = [#map16, #map8, #map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%81, %cst_4, %76 : tensor<2x2x8x1xi1>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) outs(%64 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: i1, %in_63: f32, %in_64: f32, %out: f32):
-      %136 = arith.select %in, %in_63, %in_64 : f32
-      linalg.yield %136 : f32
+    ^bb0(%in: i1, %in_64: f32, %in_65: f32, %out: f32):
+      %133 = arith.select %in, %in_64, %in_65 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x2x8x8xf32>
     %collapsed_51 = tensor.collapse_shape %82 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
     %collapsed_52 = tensor.collapse_shape %transposed_45 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
@@ -394,225 +393,220 @@ module {
     %expanded_53 = tensor.expand_shape %85 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
     %86 = tensor.empty() : tensor<2x8x2x16xf32>
     %transposed_54 = linalg.transpose ins(%expanded_53 : tensor<2x2x8x16xf32>) outs(%86 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_55 = tensor.collapse_shape %transposed_54 [[0], [1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<2x8x32xf32>
+    %collapsed_55 = tensor.collapse_shape %transposed_54 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
     %transposed_56 = linalg.transpose ins(%cst_17 : tensor<32x32xf32>) outs(%46 : tensor<32x32xf32>) permutation = [1, 0] 
-    %87 = tensor.empty() : tensor<2x32x32xf32>
-    %88 = linalg.generic {indexing_maps = [#map17, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%transposed_56 : tensor<32x32xf32>) outs(%87 : tensor<2x32x32xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      linalg.yield %in : f32
-    } -> tensor<2x32x32xf32>
-    %89 = linalg.fill ins(%cst_0 : f32) outs(%5 : tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
-    %90 = linalg.batch_matmul ins(%collapsed_55, %88 : tensor<2x8x32xf32>, tensor<2x32x32xf32>) outs(%89 : tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
-    %91 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90, %cst_16 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x32xf32>
-    %92 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%91, %32 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x32xf32>
-    %93 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f32, %out: f64):
-      %136 = arith.extf %in : f32 to f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x32xf64>
-    %94 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%93 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
-    ^bb0(%in: f64, %out: f64):
-      %136 = arith.addf %in, %out : f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x1xf64>
-    %95 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%94 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
-    ^bb0(%in: f64, %out: f64):
-      %136 = arith.divf %in, %cst_31 : f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x1xf64>
-    %96 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%93, %95 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_63: f64, %out: f64):
-      %136 = arith.subf %in, %in_63 : f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x32xf64>
-    %97 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%96, %96 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_63: f64, %out: f64):
-      %136 = arith.mulf %in, %in_63 : f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x32xf64>
-    %98 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%97 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
-    ^bb0(%in: f64, %out: f64):
-      %136 = arith.addf %in, %out : f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x1xf64>
-    %99 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
-    ^bb0(%in: f64, %out: f64):
-      %136 = arith.divf %in, %cst_31 : f64
-      linalg.yield %136 : f64
-    } -> tensor<2x8x1xf64>
-    %100 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%99 : tensor<2x8x1xf64>) outs(%22 : tensor<2x8x1xf32>) {
-    ^bb0(%in: f64, %out: f32):
-      %136 = arith.truncf %in : f64 to f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x1xf32>
-    %101 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%92 : tensor<2x8x32xf32>) outs(%24 : tensor<2x8x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %136 = arith.addf %in, %out : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x1xf32>
-    %102 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %136 = arith.divf %in, %cst_32 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x1xf32>
-    %103 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %136 = arith.truncf %cst_27 : f64 to f32
-      %137 = arith.addf %in, %136 : f32
-      linalg.yield %137 : f32
-    } -> tensor<2x8x1xf32>
-    %104 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%103 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %136 = math.rsqrt %in : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x1xf32>
-    %105 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92, %102 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.subf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x32xf32>
-    %106 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105, %104 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.mulf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x32xf32>
-    %107 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106, %cst_15 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.mulf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x32xf32>
-    %108 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%107, %cst_14 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<2x8x32xf32>
-    %collapsed_57 = tensor.collapse_shape %108 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-    %109 = tensor.empty() : tensor<32x64xf32>
-    %transposed_58 = linalg.transpose ins(%cst_13 : tensor<64x32xf32>) outs(%109 : tensor<32x64xf32>) permutation = [1, 0] 
-    %110 = tensor.empty() : tensor<16x64xf32>
-    %111 = linalg.fill ins(%cst_0 : f32) outs(%110 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %112 = linalg.matmul ins(%collapsed_57, %transposed_58 : tensor<16x32xf32>, tensor<32x64xf32>) outs(%111 : tensor<16x64xf32>) -> tensor<16x64xf32>
-    %113 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%112, %cst_12 : tensor<16x64xf32>, tensor<64xf32>) outs(%110 : tensor<16x64xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
-    } -> tensor<16x64xf32>
-    %expanded_59 = tensor.expand_shape %113 [[0, 1], [2]] output_shape [2, 8, 64] : tensor<16x64xf32> into tensor<2x8x64xf32>
-    %114 = tensor.empty() : tensor<2x8x64xf32>
-    %115 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_59 : tensor<2x8x64xf32>) outs(%114 : tensor<2x8x64xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %136 = arith.divf %in, %cst_33 : f32
-      %137 = math.erf %136 : f32
-      %138 = arith.addf %137, %cst_2 : f32
-      %139 = arith.mulf %138, %cst_3 : f32
-      %140 = arith.mulf %in, %139 : f32
-      linalg.yield %140 : f32
-    } -> tensor<2x8x64xf32>
-    %collapsed_60 = tensor.collapse_shape %115 [[0, 1], [2]] : tensor<2x8x64xf32> into tensor<16x64xf32>
-    %116 = tensor.empty() : tensor<64x32xf32>
-    %transposed_61 = linalg.transpose ins(%cst_11 : tensor<32x64xf32>) outs(%116 : tensor<64x32xf32>) permutation = [1, 0] 
-    %117 = linalg.matmul ins(%collapsed_60, %transposed_61 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %118 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%117, %cst_10 : tensor<16x32xf32>, tensor<32xf32>) outs(%47 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    %87 = linalg.matmul ins(%collapsed_55, %transposed_56 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %88 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%87, %cst_16 : tensor<16x32xf32>, tensor<32xf32>) outs(%47 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<16x32xf32>
-    %expanded_62 = tensor.expand_shape %118 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
-    %119 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_62, %108 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    %expanded_57 = tensor.expand_shape %88 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    %89 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_57, %32 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
-    %120 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x32xf64>) {
+    %90 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%89 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %136 = arith.extf %in : f32 to f64
-      linalg.yield %136 : f64
+      %133 = arith.extf %in : f32 to f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x32xf64>
-    %121 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
+    %91 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%90 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.addf %in, %out : f64
-      linalg.yield %136 : f64
+      %133 = arith.addf %in, %out : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
-    %122 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%121 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
+    %92 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%91 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.divf %in, %cst_31 : f64
-      linalg.yield %136 : f64
+      %133 = arith.divf %in, %cst_31 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
-    %123 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %122 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_63: f64, %out: f64):
-      %136 = arith.subf %in, %in_63 : f64
-      linalg.yield %136 : f64
+    %93 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90, %92 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%12 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %133 = arith.subf %in, %in_64 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x32xf64>
-    %124 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%123, %123 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%12 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_63: f64, %out: f64):
-      %136 = arith.mulf %in, %in_63 : f64
-      linalg.yield %136 : f64
+    %94 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%93, %93 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%12 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %133 = arith.mulf %in, %in_64 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x32xf64>
-    %125 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%124 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
+    %95 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%94 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.addf %in, %out : f64
-      linalg.yield %136 : f64
+      %133 = arith.addf %in, %out : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
-    %126 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
+    %96 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%95 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %136 = arith.divf %in, %cst_31 : f64
-      linalg.yield %136 : f64
+      %133 = arith.divf %in, %cst_31 : f64
+      linalg.yield %133 : f64
     } -> tensor<2x8x1xf64>
-    %127 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126 : tensor<2x8x1xf64>) outs(%22 : tensor<2x8x1xf32>) {
+    %97 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%96 : tensor<2x8x1xf64>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %136 = arith.truncf %in : f64 to f32
-      linalg.yield %136 : f32
+      %133 = arith.truncf %in : f64 to f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
-    %128 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%119 : tensor<2x8x32xf32>) outs(%24 : tensor<2x8x1xf32>) {
+    %98 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%89 : tensor<2x8x32xf32>) outs(%24 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.addf %in, %out : f32
-      linalg.yield %136 : f32
+      %133 = arith.addf %in, %out : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
-    %129 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%128 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    %99 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.divf %in, %cst_32 : f32
-      linalg.yield %136 : f32
+      %133 = arith.divf %in, %cst_32 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
-    %130 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    %100 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%97 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = arith.truncf %cst_27 : f64 to f32
-      %137 = arith.addf %in, %136 : f32
+      %133 = arith.truncf %cst_27 : f64 to f32
+      %134 = arith.addf %in, %133 : f32
+      linalg.yield %134 : f32
+    } -> tensor<2x8x1xf32>
+    %101 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%100 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %133 = math.rsqrt %in : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x1xf32>
+    %102 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%89, %99 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.subf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x32xf32>
+    %103 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%102, %101 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.mulf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x32xf32>
+    %104 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%103, %cst_15 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.mulf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x32xf32>
+    %105 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104, %cst_14 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x32xf32>
+    %collapsed_58 = tensor.collapse_shape %105 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
+    %106 = tensor.empty() : tensor<32x64xf32>
+    %transposed_59 = linalg.transpose ins(%cst_13 : tensor<64x32xf32>) outs(%106 : tensor<32x64xf32>) permutation = [1, 0] 
+    %107 = tensor.empty() : tensor<16x64xf32>
+    %108 = linalg.fill ins(%cst_0 : f32) outs(%107 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %109 = linalg.matmul ins(%collapsed_58, %transposed_59 : tensor<16x32xf32>, tensor<32x64xf32>) outs(%108 : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %110 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%109, %cst_12 : tensor<16x64xf32>, tensor<64xf32>) outs(%107 : tensor<16x64xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<16x64xf32>
+    %expanded_60 = tensor.expand_shape %110 [[0, 1], [2]] output_shape [2, 8, 64] : tensor<16x64xf32> into tensor<2x8x64xf32>
+    %111 = tensor.empty() : tensor<2x8x64xf32>
+    %112 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_60 : tensor<2x8x64xf32>) outs(%111 : tensor<2x8x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %133 = arith.divf %in, %cst_33 : f32
+      %134 = math.erf %133 : f32
+      %135 = arith.addf %134, %cst_2 : f32
+      %136 = arith.mulf %135, %cst_3 : f32
+      %137 = arith.mulf %in, %136 : f32
       linalg.yield %137 : f32
+    } -> tensor<2x8x64xf32>
+    %collapsed_61 = tensor.collapse_shape %112 [[0, 1], [2]] : tensor<2x8x64xf32> into tensor<16x64xf32>
+    %113 = tensor.empty() : tensor<64x32xf32>
+    %transposed_62 = linalg.transpose ins(%cst_11 : tensor<32x64xf32>) outs(%113 : tensor<64x32xf32>) permutation = [1, 0] 
+    %114 = linalg.matmul ins(%collapsed_61, %transposed_62 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%48 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %115 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%114, %cst_10 : tensor<16x32xf32>, tensor<32xf32>) outs(%47 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<16x32xf32>
+    %expanded_63 = tensor.expand_shape %115 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    %116 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_63, %105 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x32xf32>
+    %117 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %133 = arith.extf %in : f32 to f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x32xf64>
+    %118 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%117 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %133 = arith.addf %in, %out : f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x1xf64>
+    %119 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%118 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %133 = arith.divf %in, %cst_31 : f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x1xf64>
+    %120 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%117, %119 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%12 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %133 = arith.subf %in, %in_64 : f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x32xf64>
+    %121 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %120 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%12 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %133 = arith.mulf %in, %in_64 : f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x32xf64>
+    %122 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%121 : tensor<2x8x32xf64>) outs(%15 : tensor<2x8x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %133 = arith.addf %in, %out : f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x1xf64>
+    %123 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122 : tensor<2x8x1xf64>) outs(%14 : tensor<2x8x1xf64>) {
+    ^bb0(%in: f64, %out: f64):
+      %133 = arith.divf %in, %cst_31 : f64
+      linalg.yield %133 : f64
+    } -> tensor<2x8x1xf64>
+    %124 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%123 : tensor<2x8x1xf64>) outs(%22 : tensor<2x8x1xf32>) {
+    ^bb0(%in: f64, %out: f32):
+      %133 = arith.truncf %in : f64 to f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
-    %131 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%130 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    %125 = linalg.generic {indexing_maps = [#map3, #map5], iterator_types = ["parallel", "parallel", "reduction"]} ins(%116 : tensor<2x8x32xf32>) outs(%24 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %136 = math.rsqrt %in : f32
-      linalg.yield %136 : f32
+      %133 = arith.addf %in, %out : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x1xf32>
-    %132 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%119, %129 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.subf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    %126 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%125 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %133 = arith.divf %in, %cst_32 : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x1xf32>
+    %127 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%124 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %133 = arith.truncf %cst_27 : f64 to f32
+      %134 = arith.addf %in, %133 : f32
+      linalg.yield %134 : f32
+    } -> tensor<2x8x1xf32>
+    %128 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127 : tensor<2x8x1xf32>) outs(%22 : tensor<2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %133 = math.rsqrt %in : f32
+      linalg.yield %133 : f32
+    } -> tensor<2x8x1xf32>
+    %129 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%116, %126 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.subf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
-    %133 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%132, %131 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.mulf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    %130 = linalg.generic {indexing_maps = [#map3, #map5, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129, %128 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.mulf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
-    %134 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%133, %cst_9 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.mulf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    %131 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%130, %cst_9 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.mulf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
-    %135 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134, %cst_8 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_63: f32, %out: f32):
-      %136 = arith.addf %in, %in_63 : f32
-      linalg.yield %136 : f32
+    %132 = linalg.generic {indexing_maps = [#map3, #map6, #map3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131, %cst_8 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%5 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %133 = arith.addf %in, %in_64 : f32
+      linalg.yield %133 : f32
     } -> tensor<2x8x32xf32>
-    return %135 : tensor<2x8x32xf32>
+    return %132 : tensor<2x8x32xf32>
   }
 }
 

@@ -19,7 +19,6 @@
 #map15 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 #map16 = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
 #map17 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-#map18 = affine_map<(d0, d1, d2) -> (d1, d2)>
 module {
   func.func @forward(%arg0: tensor<2x11xi64>, %arg1: tensor<2x11xi64>) -> tensor<2x11x32xf32> {
     %c2_i64 = arith.constant 2 : i64
@@ -53,131 +52,131 @@ module {
     %0 = tensor.empty() : tensor<2x11x32xf32>
     %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x11xi64>) outs(%0 : tensor<2x11x32xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %117 = arith.index_cast %in : i64 to index
-      %118 = linalg.index 2 : index
-      %119 = arith.cmpi slt, %117, %c64 : index
-      cf.assert %119, "index must be smaller than dim size"
-      %120 = arith.cmpi sge, %in, %c0_i64 : i64
-      cf.assert %120, "index must be larger or equal to 0"
-      %extracted = tensor.extract %cst_20[%117, %118] : tensor<64x32xf32>
+      %114 = arith.index_cast %in : i64 to index
+      %115 = linalg.index 2 : index
+      %116 = arith.cmpi slt, %114, %c64 : index
+      cf.assert %116, "index must be smaller than dim size"
+      %117 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %117, "index must be larger or equal to 0"
+      %extracted = tensor.extract %cst_20[%114, %115] : tensor<64x32xf32>
       linalg.yield %extracted : f32
     } -> tensor<2x11x32xf32>
     %2 = tensor.empty() : tensor<11xi64>
     %3 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%2 : tensor<11xi64>) {
     ^bb0(%out: i64):
-      %117 = linalg.index 0 : index
-      %118 = arith.index_cast %117 : index to i64
-      linalg.yield %118 : i64
+      %114 = linalg.index 0 : index
+      %115 = arith.index_cast %114 : index to i64
+      linalg.yield %115 : i64
     } -> tensor<11xi64>
     %4 = tensor.empty() : tensor<2x11xi1>
     %5 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<2x11xi64>) outs(%4 : tensor<2x11xi1>) {
     ^bb0(%in: i64, %out: i1):
-      %117 = arith.cmpi ne, %in, %c0_i64 : i64
-      linalg.yield %117 : i1
+      %114 = arith.cmpi ne, %in, %c0_i64 : i64
+      linalg.yield %114 : i1
     } -> tensor<2x11xi1>
     %6 = tensor.empty() : tensor<2xi64>
     %7 = linalg.generic {indexing_maps = [#map2], iterator_types = ["parallel"]} outs(%6 : tensor<2xi64>) {
     ^bb0(%out: i64):
-      %117 = linalg.index 0 : index
-      %118 = arith.index_cast %117 : index to i64
-      linalg.yield %118 : i64
+      %114 = linalg.index 0 : index
+      %115 = arith.index_cast %114 : index to i64
+      linalg.yield %115 : i64
     } -> tensor<2xi64>
     %expanded = tensor.expand_shape %7 [[0, 1, 2, 3]] output_shape [2, 1, 1, 1] : tensor<2xi64> into tensor<2x1x1x1xi64>
     %expanded_22 = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 11, 1] : tensor<11xi64> into tensor<1x1x11x1xi64>
     %expanded_23 = tensor.expand_shape %3 [[0, 1, 2, 3]] output_shape [1, 1, 1, 11] : tensor<11xi64> into tensor<1x1x1x11xi64>
     %8 = tensor.empty() : tensor<1x1x11x11xi1>
     %9 = linalg.generic {indexing_maps = [#map4, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_23, %expanded_22 : tensor<1x1x1x11xi64>, tensor<1x1x11x1xi64>) outs(%8 : tensor<1x1x11x11xi1>) {
-    ^bb0(%in: i64, %in_60: i64, %out: i1):
-      %117 = arith.cmpi sle, %in, %in_60 : i64
-      linalg.yield %117 : i1
+    ^bb0(%in: i64, %in_61: i64, %out: i1):
+      %114 = arith.cmpi sle, %in, %in_61 : i64
+      linalg.yield %114 : i1
     } -> tensor<1x1x11x11xi1>
     %10 = linalg.generic {indexing_maps = [#map7, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cst_5, %9 : tensor<i1>, tensor<1x1x11x11xi1>) outs(%8 : tensor<1x1x11x11xi1>) {
-    ^bb0(%in: i1, %in_60: i1, %out: i1):
-      %117 = arith.andi %in, %in_60 : i1
-      linalg.yield %117 : i1
+    ^bb0(%in: i1, %in_61: i1, %out: i1):
+      %114 = arith.andi %in, %in_61 : i1
+      linalg.yield %114 : i1
     } -> tensor<1x1x11x11xi1>
     %11 = tensor.empty() : tensor<2x1x1x11xi1>
     %12 = linalg.generic {indexing_maps = [#map8, #map9, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %expanded_23 : tensor<2x1x1x1xi64>, tensor<1x1x1x11xi64>) outs(%11 : tensor<2x1x1x11xi1>) {
-    ^bb0(%in: i64, %in_60: i64, %out: i1):
-      %117 = arith.cmpi slt, %in, %c0_i64 : i64
-      %118 = arith.addi %in, %c2_i64 : i64
-      %119 = arith.select %117, %118, %in : i64
-      %120 = arith.index_cast %119 : i64 to index
-      %121 = arith.cmpi slt, %in_60, %c0_i64 : i64
-      %122 = arith.addi %in_60, %c11_i64 : i64
-      %123 = arith.select %121, %122, %in_60 : i64
-      %124 = arith.index_cast %123 : i64 to index
-      %extracted = tensor.extract %5[%120, %124] : tensor<2x11xi1>
+    ^bb0(%in: i64, %in_61: i64, %out: i1):
+      %114 = arith.cmpi slt, %in, %c0_i64 : i64
+      %115 = arith.addi %in, %c2_i64 : i64
+      %116 = arith.select %114, %115, %in : i64
+      %117 = arith.index_cast %116 : i64 to index
+      %118 = arith.cmpi slt, %in_61, %c0_i64 : i64
+      %119 = arith.addi %in_61, %c11_i64 : i64
+      %120 = arith.select %118, %119, %in_61 : i64
+      %121 = arith.index_cast %120 : i64 to index
+      %extracted = tensor.extract %5[%117, %121] : tensor<2x11xi1>
       linalg.yield %extracted : i1
     } -> tensor<2x1x1x11xi1>
     %13 = tensor.empty() : tensor<2x1x11x11xi1>
     %14 = linalg.generic {indexing_maps = [#map10, #map4, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%10, %12 : tensor<1x1x11x11xi1>, tensor<2x1x1x11xi1>) outs(%13 : tensor<2x1x11x11xi1>) {
-    ^bb0(%in: i1, %in_60: i1, %out: i1):
-      %117 = arith.andi %in, %in_60 : i1
-      linalg.yield %117 : i1
+    ^bb0(%in: i1, %in_61: i1, %out: i1):
+      %114 = arith.andi %in, %in_61 : i1
+      linalg.yield %114 : i1
     } -> tensor<2x1x11x11xi1>
     %expanded_24 = tensor.expand_shape %3 [[0, 1, 2]] output_shape [1, 11, 1] : tensor<11xi64> into tensor<1x11x1xi64>
     %15 = tensor.empty() : tensor<1x11x1xf32>
     %16 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_24 : tensor<1x11x1xi64>) outs(%15 : tensor<1x11x1xf32>) {
     ^bb0(%in: i64, %out: f32):
-      %117 = arith.sitofp %in : i64 to f32
-      linalg.yield %117 : f32
+      %114 = arith.sitofp %in : i64 to f32
+      linalg.yield %114 : f32
     } -> tensor<1x11x1xf32>
     %17 = tensor.empty() : tensor<1x11x4xf32>
     %18 = linalg.generic {indexing_maps = [#map11, #map12, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%16, %cst_19 : tensor<1x11x1xf32>, tensor<4xf32>) outs(%17 : tensor<1x11x4xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<1x11x4xf32>
     %concat = tensor.concat dim(2) %18, %18 : (tensor<1x11x4xf32>, tensor<1x11x4xf32>) -> tensor<1x11x8xf32>
     %19 = tensor.empty() : tensor<1x11x8xf32>
     %20 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x11x8xf32>) outs(%19 : tensor<1x11x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.cos %in : f32
-      linalg.yield %117 : f32
+      %114 = math.cos %in : f32
+      linalg.yield %114 : f32
     } -> tensor<1x11x8xf32>
     %21 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%concat : tensor<1x11x8xf32>) outs(%19 : tensor<1x11x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.sin %in : f32
-      linalg.yield %117 : f32
+      %114 = math.sin %in : f32
+      linalg.yield %114 : f32
     } -> tensor<1x11x8xf32>
     %22 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %117 : f32
+      %114 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
     %23 = tensor.empty() : tensor<2x11x1xf32>
     %24 = linalg.fill ins(%cst : f32) outs(%23 : tensor<2x11x1xf32>) -> tensor<2x11x1xf32>
     %25 = linalg.generic {indexing_maps = [#map1, #map11], iterator_types = ["parallel", "parallel", "reduction"]} ins(%22 : tensor<2x11x32xf32>) outs(%24 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.addf %in, %out : f32
-      linalg.yield %117 : f32
+      %114 = arith.addf %in, %out : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
     %26 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%25 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.divf %in, %cst_21 : f32
-      linalg.yield %117 : f32
+      %114 = arith.divf %in, %cst_21 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
     %27 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%26 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.truncf %cst_18 : f64 to f32
-      %118 = arith.addf %in, %117 : f32
-      linalg.yield %118 : f32
+      %114 = arith.truncf %cst_18 : f64 to f32
+      %115 = arith.addf %in, %114 : f32
+      linalg.yield %115 : f32
     } -> tensor<2x11x1xf32>
     %28 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%27 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.rsqrt %in : f32
-      linalg.yield %117 : f32
+      %114 = math.rsqrt %in : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
     %29 = linalg.generic {indexing_maps = [#map1, #map11, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %28 : tensor<2x11x32xf32>, tensor<2x11x1xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
     %30 = linalg.generic {indexing_maps = [#map12, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_17, %29 : tensor<32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
     %31 = tensor.empty() : tensor<32x32xf32>
     %transposed = linalg.transpose ins(%cst_16 : tensor<32x32xf32>) outs(%31 : tensor<32x32xf32>) permutation = [1, 0] 
@@ -203,52 +202,52 @@ module {
     %expanded_33 = tensor.expand_shape %20 [[0], [1, 2], [3]] output_shape [1, 1, 11, 8] : tensor<1x11x8xf32> into tensor<1x1x11x8xf32>
     %expanded_34 = tensor.expand_shape %21 [[0], [1, 2], [3]] output_shape [1, 1, 11, 8] : tensor<1x11x8xf32> into tensor<1x1x11x8xf32>
     %42 = linalg.generic {indexing_maps = [#map6, #map13, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_26, %expanded_33 : tensor<2x4x11x8xf32>, tensor<1x1x11x8xf32>) outs(%35 : tensor<2x4x11x8xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x8xf32>
     %extracted_slice = tensor.extract_slice %transposed_26[0, 0, 0, 0] [2, 4, 11, 4] [1, 1, 1, 1] : tensor<2x4x11x8xf32> to tensor<2x4x11x4xf32>
     %extracted_slice_35 = tensor.extract_slice %transposed_26[0, 0, 0, 4] [2, 4, 11, 4] [1, 1, 1, 1] : tensor<2x4x11x8xf32> to tensor<2x4x11x4xf32>
     %43 = tensor.empty() : tensor<2x4x11x4xf32>
     %44 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_35 : tensor<2x4x11x4xf32>) outs(%43 : tensor<2x4x11x4xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.negf %in : f32
-      linalg.yield %117 : f32
+      %114 = arith.negf %in : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x4xf32>
     %concat_36 = tensor.concat dim(3) %44, %extracted_slice : (tensor<2x4x11x4xf32>, tensor<2x4x11x4xf32>) -> tensor<2x4x11x8xf32>
     %45 = linalg.generic {indexing_maps = [#map6, #map13, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_36, %expanded_34 : tensor<2x4x11x8xf32>, tensor<1x1x11x8xf32>) outs(%35 : tensor<2x4x11x8xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x8xf32>
     %46 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%42, %45 : tensor<2x4x11x8xf32>, tensor<2x4x11x8xf32>) outs(%35 : tensor<2x4x11x8xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.addf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.addf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x8xf32>
     %47 = linalg.generic {indexing_maps = [#map6, #map13, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_29, %expanded_33 : tensor<2x2x11x8xf32>, tensor<1x1x11x8xf32>) outs(%40 : tensor<2x2x11x8xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x2x11x8xf32>
     %extracted_slice_37 = tensor.extract_slice %transposed_29[0, 0, 0, 0] [2, 2, 11, 4] [1, 1, 1, 1] : tensor<2x2x11x8xf32> to tensor<2x2x11x4xf32>
     %extracted_slice_38 = tensor.extract_slice %transposed_29[0, 0, 0, 4] [2, 2, 11, 4] [1, 1, 1, 1] : tensor<2x2x11x8xf32> to tensor<2x2x11x4xf32>
     %48 = tensor.empty() : tensor<2x2x11x4xf32>
     %49 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%extracted_slice_38 : tensor<2x2x11x4xf32>) outs(%48 : tensor<2x2x11x4xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.negf %in : f32
-      linalg.yield %117 : f32
+      %114 = arith.negf %in : f32
+      linalg.yield %114 : f32
     } -> tensor<2x2x11x4xf32>
     %concat_39 = tensor.concat dim(3) %49, %extracted_slice_37 : (tensor<2x2x11x4xf32>, tensor<2x2x11x4xf32>) -> tensor<2x2x11x8xf32>
     %50 = linalg.generic {indexing_maps = [#map6, #map13, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%concat_39, %expanded_34 : tensor<2x2x11x8xf32>, tensor<1x1x11x8xf32>) outs(%40 : tensor<2x2x11x8xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x2x11x8xf32>
     %51 = linalg.generic {indexing_maps = [#map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%47, %50 : tensor<2x2x11x8xf32>, tensor<2x2x11x8xf32>) outs(%40 : tensor<2x2x11x8xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.addf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.addf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x2x11x8xf32>
     %52 = tensor.empty() : tensor<2x2x2x11x8xf32>
     %53 = linalg.generic {indexing_maps = [#map14, #map15], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%51 : tensor<2x2x11x8xf32>) outs(%52 : tensor<2x2x2x11x8xf32>) {
@@ -262,23 +261,23 @@ module {
     } -> tensor<2x2x2x11x8xf32>
     %55 = tensor.empty() : tensor<2x1x11x11xf32>
     %56 = linalg.generic {indexing_maps = [#map6, #map7, #map7, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%14, %cst_3, %cst_4 : tensor<2x1x11x11xi1>, tensor<f32>, tensor<f32>) outs(%55 : tensor<2x1x11x11xf32>) {
-    ^bb0(%in: i1, %in_60: f32, %in_61: f32, %out: f32):
-      %117 = arith.select %in, %in_60, %in_61 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: i1, %in_61: f32, %in_62: f32, %out: f32):
+      %114 = arith.select %in, %in_61, %in_62 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x1x11x11xf32>
     %57 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%46 : tensor<2x4x11x8xf32>) outs(%35 : tensor<2x4x11x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.truncf %cst_12 : f64 to f32
-      %118 = arith.mulf %in, %117 : f32
-      linalg.yield %118 : f32
+      %114 = arith.truncf %cst_12 : f64 to f32
+      %115 = arith.mulf %in, %114 : f32
+      linalg.yield %115 : f32
     } -> tensor<2x4x11x8xf32>
     %58 = tensor.empty() : tensor<2x4x8x11xf32>
     %transposed_41 = linalg.transpose ins(%collapsed_40 : tensor<2x4x11x8xf32>) outs(%58 : tensor<2x4x8x11xf32>) permutation = [0, 1, 3, 2] 
     %59 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed_41 : tensor<2x4x8x11xf32>) outs(%58 : tensor<2x4x8x11xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.truncf %cst_12 : f64 to f32
-      %118 = arith.mulf %in, %117 : f32
-      linalg.yield %118 : f32
+      %114 = arith.truncf %cst_12 : f64 to f32
+      %115 = arith.mulf %in, %114 : f32
+      linalg.yield %115 : f32
     } -> tensor<2x4x8x11xf32>
     %collapsed_42 = tensor.collapse_shape %57 [[0, 1], [2], [3]] : tensor<2x4x11x8xf32> into tensor<8x11x8xf32>
     %collapsed_43 = tensor.collapse_shape %59 [[0, 1], [2], [3]] : tensor<2x4x8x11xf32> into tensor<8x8x11xf32>
@@ -288,64 +287,64 @@ module {
     %expanded_44 = tensor.expand_shape %62 [[0, 1], [2], [3]] output_shape [2, 4, 11, 11] : tensor<8x11x11xf32> into tensor<2x4x11x11xf32>
     %63 = tensor.empty() : tensor<2x4x11x11xf32>
     %64 = linalg.generic {indexing_maps = [#map6, #map16, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_44, %56 : tensor<2x4x11x11xf32>, tensor<2x1x11x11xf32>) outs(%63 : tensor<2x4x11x11xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.addf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.addf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x11xf32>
     %65 = tensor.empty() : tensor<2x4x11xi64>
     %66 = linalg.fill ins(%c0_i64 : i64) outs(%65 : tensor<2x4x11xi64>) -> tensor<2x4x11xi64>
     %67 = tensor.empty() : tensor<2x4x11xf32>
     %68 = linalg.fill ins(%cst_0 : f32) outs(%67 : tensor<2x4x11xf32>) -> tensor<2x4x11xf32>
     %69:2 = linalg.generic {indexing_maps = [#map6, #map17, #map17], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%64 : tensor<2x4x11x11xf32>) outs(%68, %66 : tensor<2x4x11xf32>, tensor<2x4x11xi64>) {
-    ^bb0(%in: f32, %out: f32, %out_60: i64):
-      %117 = linalg.index 3 : index
-      %118 = arith.index_cast %117 : index to i64
-      %119 = arith.maximumf %in, %out : f32
-      %120 = arith.cmpf ogt, %in, %out : f32
-      %121 = arith.select %120, %118, %out_60 : i64
-      linalg.yield %119, %121 : f32, i64
+    ^bb0(%in: f32, %out: f32, %out_61: i64):
+      %114 = linalg.index 3 : index
+      %115 = arith.index_cast %114 : index to i64
+      %116 = arith.maximumf %in, %out : f32
+      %117 = arith.cmpf ogt, %in, %out : f32
+      %118 = arith.select %117, %115, %out_61 : i64
+      linalg.yield %116, %118 : f32, i64
     } -> (tensor<2x4x11xf32>, tensor<2x4x11xi64>)
     %expanded_45 = tensor.expand_shape %69#0 [[0], [1], [2, 3]] output_shape [2, 4, 11, 1] : tensor<2x4x11xf32> into tensor<2x4x11x1xf32>
     %70 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%64, %expanded_45 : tensor<2x4x11x11xf32>, tensor<2x4x11x1xf32>) outs(%63 : tensor<2x4x11x11xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.subf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.subf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x11xf32>
     %71 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%70 : tensor<2x4x11x11xf32>) outs(%63 : tensor<2x4x11x11xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.exp %in : f32
-      linalg.yield %117 : f32
+      %114 = math.exp %in : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x11xf32>
     %72 = tensor.empty() : tensor<2x4x11x1xf32>
     %73 = linalg.fill ins(%cst : f32) outs(%72 : tensor<2x4x11x1xf32>) -> tensor<2x4x11x1xf32>
     %74 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%71 : tensor<2x4x11x11xf32>) outs(%73 : tensor<2x4x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.addf %in, %out : f32
-      linalg.yield %117 : f32
+      %114 = arith.addf %in, %out : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x1xf32>
     %75 = linalg.generic {indexing_maps = [#map6, #map5, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%71, %74 : tensor<2x4x11x11xf32>, tensor<2x4x11x1xf32>) outs(%63 : tensor<2x4x11x11xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.divf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.divf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x11xf32>
     %76 = tensor.empty() : tensor<2x4x11x11xi1>
     %77 = linalg.generic {indexing_maps = [#map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%64 : tensor<2x4x11x11xf32>) outs(%76 : tensor<2x4x11x11xi1>) {
     ^bb0(%in: f32, %out: i1):
-      %117 = arith.extf %in : f32 to f64
-      %118 = arith.cmpf oeq, %117, %cst_13 : f64
-      linalg.yield %118 : i1
+      %114 = arith.extf %in : f32 to f64
+      %115 = arith.cmpf oeq, %114, %cst_13 : f64
+      linalg.yield %115 : i1
     } -> tensor<2x4x11x11xi1>
     %78 = tensor.empty() : tensor<2x4x11x1xi1>
     %79 = linalg.fill ins(%true : i1) outs(%78 : tensor<2x4x11x1xi1>) -> tensor<2x4x11x1xi1>
     %80 = linalg.generic {indexing_maps = [#map6, #map5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%77 : tensor<2x4x11x11xi1>) outs(%79 : tensor<2x4x11x1xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %117 = arith.andi %in, %out : i1
-      linalg.yield %117 : i1
+      %114 = arith.andi %in, %out : i1
+      linalg.yield %114 : i1
     } -> tensor<2x4x11x1xi1>
     %81 = linalg.generic {indexing_maps = [#map5, #map6, #map6, #map6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%80, %cst_2, %75 : tensor<2x4x11x1xi1>, tensor<2x4x11x11xf32>, tensor<2x4x11x11xf32>) outs(%63 : tensor<2x4x11x11xf32>) {
-    ^bb0(%in: i1, %in_60: f32, %in_61: f32, %out: f32):
-      %117 = arith.select %in, %in_60, %in_61 : f32
-      linalg.yield %117 : f32
+    ^bb0(%in: i1, %in_61: f32, %in_62: f32, %out: f32):
+      %114 = arith.select %in, %in_61, %in_62 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x4x11x11xf32>
     %collapsed_46 = tensor.collapse_shape %81 [[0, 1], [2], [3]] : tensor<2x4x11x11xf32> into tensor<8x11x11xf32>
     %collapsed_47 = tensor.collapse_shape %54 [[0, 1, 2], [3], [4]] : tensor<2x2x2x11x8xf32> into tensor<8x11x8xf32>
@@ -355,132 +354,127 @@ module {
     %expanded_48 = tensor.expand_shape %84 [[0, 1], [2], [3]] output_shape [2, 4, 11, 8] : tensor<8x11x8xf32> into tensor<2x4x11x8xf32>
     %85 = tensor.empty() : tensor<2x11x4x8xf32>
     %transposed_49 = linalg.transpose ins(%expanded_48 : tensor<2x4x11x8xf32>) outs(%85 : tensor<2x11x4x8xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_50 = tensor.collapse_shape %transposed_49 [[0], [1], [2, 3]] : tensor<2x11x4x8xf32> into tensor<2x11x32xf32>
-    %transposed_51 = linalg.transpose ins(%cst_11 : tensor<32x32xf32>) outs(%31 : tensor<32x32xf32>) permutation = [1, 0] 
-    %86 = tensor.empty() : tensor<2x32x32xf32>
-    %87 = linalg.generic {indexing_maps = [#map18, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%transposed_51 : tensor<32x32xf32>) outs(%86 : tensor<2x32x32xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      linalg.yield %in : f32
-    } -> tensor<2x32x32xf32>
-    %88 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x11x32xf32>) -> tensor<2x11x32xf32>
-    %89 = linalg.batch_matmul ins(%collapsed_50, %87 : tensor<2x11x32xf32>, tensor<2x32x32xf32>) outs(%88 : tensor<2x11x32xf32>) -> tensor<2x11x32xf32>
-    %90 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %89 : tensor<2x11x32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.addf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %transposed_50 = linalg.transpose ins(%cst_11 : tensor<32x32xf32>) outs(%31 : tensor<32x32xf32>) permutation = [1, 0] 
+    %collapsed_51 = tensor.collapse_shape %transposed_49 [[0, 1], [2, 3]] : tensor<2x11x4x8xf32> into tensor<22x32xf32>
+    %86 = linalg.matmul ins(%collapsed_51, %transposed_50 : tensor<22x32xf32>, tensor<32x32xf32>) outs(%33 : tensor<22x32xf32>) -> tensor<22x32xf32>
+    %expanded_52 = tensor.expand_shape %86 [[0, 1], [2]] output_shape [2, 11, 32] : tensor<22x32xf32> into tensor<2x11x32xf32>
+    %87 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %expanded_52 : tensor<2x11x32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.addf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %91 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90 : tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    %88 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%87 : tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %117 : f32
+      %114 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %92 = linalg.generic {indexing_maps = [#map1, #map11], iterator_types = ["parallel", "parallel", "reduction"]} ins(%91 : tensor<2x11x32xf32>) outs(%24 : tensor<2x11x1xf32>) {
+    %89 = linalg.generic {indexing_maps = [#map1, #map11], iterator_types = ["parallel", "parallel", "reduction"]} ins(%88 : tensor<2x11x32xf32>) outs(%24 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.addf %in, %out : f32
-      linalg.yield %117 : f32
+      %114 = arith.addf %in, %out : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
-    %93 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
+    %90 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%89 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.divf %in, %cst_21 : f32
-      linalg.yield %117 : f32
+      %114 = arith.divf %in, %cst_21 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
-    %94 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%93 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
+    %91 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.truncf %cst_18 : f64 to f32
-      %118 = arith.addf %in, %117 : f32
-      linalg.yield %118 : f32
+      %114 = arith.truncf %cst_18 : f64 to f32
+      %115 = arith.addf %in, %114 : f32
+      linalg.yield %115 : f32
     } -> tensor<2x11x1xf32>
-    %95 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%94 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
+    %92 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%91 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.rsqrt %in : f32
-      linalg.yield %117 : f32
+      %114 = math.rsqrt %in : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
-    %96 = linalg.generic {indexing_maps = [#map1, #map11, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90, %95 : tensor<2x11x32xf32>, tensor<2x11x1xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %93 = linalg.generic {indexing_maps = [#map1, #map11, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%87, %92 : tensor<2x11x32xf32>, tensor<2x11x1xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %97 = linalg.generic {indexing_maps = [#map12, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_10, %96 : tensor<32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %94 = linalg.generic {indexing_maps = [#map12, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_10, %93 : tensor<32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %98 = tensor.empty() : tensor<32x64xf32>
-    %transposed_52 = linalg.transpose ins(%cst_9 : tensor<64x32xf32>) outs(%98 : tensor<32x64xf32>) permutation = [1, 0] 
-    %collapsed_53 = tensor.collapse_shape %97 [[0, 1], [2]] : tensor<2x11x32xf32> into tensor<22x32xf32>
-    %99 = tensor.empty() : tensor<22x64xf32>
-    %100 = linalg.fill ins(%cst : f32) outs(%99 : tensor<22x64xf32>) -> tensor<22x64xf32>
-    %101 = linalg.matmul ins(%collapsed_53, %transposed_52 : tensor<22x32xf32>, tensor<32x64xf32>) outs(%100 : tensor<22x64xf32>) -> tensor<22x64xf32>
-    %expanded_54 = tensor.expand_shape %101 [[0, 1], [2]] output_shape [2, 11, 64] : tensor<22x64xf32> into tensor<2x11x64xf32>
-    %102 = tensor.empty() : tensor<2x11x64xf32>
-    %103 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_54 : tensor<2x11x64xf32>) outs(%102 : tensor<2x11x64xf32>) {
+    %95 = tensor.empty() : tensor<32x64xf32>
+    %transposed_53 = linalg.transpose ins(%cst_9 : tensor<64x32xf32>) outs(%95 : tensor<32x64xf32>) permutation = [1, 0] 
+    %collapsed_54 = tensor.collapse_shape %94 [[0, 1], [2]] : tensor<2x11x32xf32> into tensor<22x32xf32>
+    %96 = tensor.empty() : tensor<22x64xf32>
+    %97 = linalg.fill ins(%cst : f32) outs(%96 : tensor<22x64xf32>) -> tensor<22x64xf32>
+    %98 = linalg.matmul ins(%collapsed_54, %transposed_53 : tensor<22x32xf32>, tensor<32x64xf32>) outs(%97 : tensor<22x64xf32>) -> tensor<22x64xf32>
+    %expanded_55 = tensor.expand_shape %98 [[0, 1], [2]] output_shape [2, 11, 64] : tensor<22x64xf32> into tensor<2x11x64xf32>
+    %99 = tensor.empty() : tensor<2x11x64xf32>
+    %100 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_55 : tensor<2x11x64xf32>) outs(%99 : tensor<2x11x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.negf %in : f32
-      %118 = math.exp %117 : f32
-      %119 = arith.addf %118, %cst_1 : f32
-      %120 = arith.divf %cst_1, %119 : f32
-      linalg.yield %120 : f32
-    } -> tensor<2x11x64xf32>
-    %104 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_54, %103 : tensor<2x11x64xf32>, tensor<2x11x64xf32>) outs(%102 : tensor<2x11x64xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
+      %114 = arith.negf %in : f32
+      %115 = math.exp %114 : f32
+      %116 = arith.addf %115, %cst_1 : f32
+      %117 = arith.divf %cst_1, %116 : f32
       linalg.yield %117 : f32
     } -> tensor<2x11x64xf32>
-    %transposed_55 = linalg.transpose ins(%cst_8 : tensor<64x32xf32>) outs(%98 : tensor<32x64xf32>) permutation = [1, 0] 
-    %105 = linalg.matmul ins(%collapsed_53, %transposed_55 : tensor<22x32xf32>, tensor<32x64xf32>) outs(%100 : tensor<22x64xf32>) -> tensor<22x64xf32>
-    %expanded_56 = tensor.expand_shape %105 [[0, 1], [2]] output_shape [2, 11, 64] : tensor<22x64xf32> into tensor<2x11x64xf32>
-    %106 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104, %expanded_56 : tensor<2x11x64xf32>, tensor<2x11x64xf32>) outs(%102 : tensor<2x11x64xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %101 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_55, %100 : tensor<2x11x64xf32>, tensor<2x11x64xf32>) outs(%99 : tensor<2x11x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x64xf32>
-    %107 = tensor.empty() : tensor<64x32xf32>
-    %transposed_57 = linalg.transpose ins(%cst_7 : tensor<32x64xf32>) outs(%107 : tensor<64x32xf32>) permutation = [1, 0] 
-    %collapsed_58 = tensor.collapse_shape %106 [[0, 1], [2]] : tensor<2x11x64xf32> into tensor<22x64xf32>
-    %108 = linalg.matmul ins(%collapsed_58, %transposed_57 : tensor<22x64xf32>, tensor<64x32xf32>) outs(%33 : tensor<22x32xf32>) -> tensor<22x32xf32>
-    %expanded_59 = tensor.expand_shape %108 [[0, 1], [2]] output_shape [2, 11, 32] : tensor<22x32xf32> into tensor<2x11x32xf32>
-    %109 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90, %expanded_59 : tensor<2x11x32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.addf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %transposed_56 = linalg.transpose ins(%cst_8 : tensor<64x32xf32>) outs(%95 : tensor<32x64xf32>) permutation = [1, 0] 
+    %102 = linalg.matmul ins(%collapsed_54, %transposed_56 : tensor<22x32xf32>, tensor<32x64xf32>) outs(%97 : tensor<22x64xf32>) -> tensor<22x64xf32>
+    %expanded_57 = tensor.expand_shape %102 [[0, 1], [2]] output_shape [2, 11, 64] : tensor<22x64xf32> into tensor<2x11x64xf32>
+    %103 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101, %expanded_57 : tensor<2x11x64xf32>, tensor<2x11x64xf32>) outs(%99 : tensor<2x11x64xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
+    } -> tensor<2x11x64xf32>
+    %104 = tensor.empty() : tensor<64x32xf32>
+    %transposed_58 = linalg.transpose ins(%cst_7 : tensor<32x64xf32>) outs(%104 : tensor<64x32xf32>) permutation = [1, 0] 
+    %collapsed_59 = tensor.collapse_shape %103 [[0, 1], [2]] : tensor<2x11x64xf32> into tensor<22x64xf32>
+    %105 = linalg.matmul ins(%collapsed_59, %transposed_58 : tensor<22x64xf32>, tensor<64x32xf32>) outs(%33 : tensor<22x32xf32>) -> tensor<22x32xf32>
+    %expanded_60 = tensor.expand_shape %105 [[0, 1], [2]] output_shape [2, 11, 32] : tensor<22x32xf32> into tensor<2x11x32xf32>
+    %106 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%87, %expanded_60 : tensor<2x11x32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.addf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %110 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%109 : tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    %107 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106 : tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.fpowi %in, %c2_i64 : f32, i64
-      linalg.yield %117 : f32
+      %114 = math.fpowi %in, %c2_i64 : f32, i64
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %111 = linalg.generic {indexing_maps = [#map1, #map11], iterator_types = ["parallel", "parallel", "reduction"]} ins(%110 : tensor<2x11x32xf32>) outs(%24 : tensor<2x11x1xf32>) {
+    %108 = linalg.generic {indexing_maps = [#map1, #map11], iterator_types = ["parallel", "parallel", "reduction"]} ins(%107 : tensor<2x11x32xf32>) outs(%24 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.addf %in, %out : f32
-      linalg.yield %117 : f32
+      %114 = arith.addf %in, %out : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
-    %112 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%111 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
+    %109 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%108 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.divf %in, %cst_21 : f32
-      linalg.yield %117 : f32
+      %114 = arith.divf %in, %cst_21 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
-    %113 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%112 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
+    %110 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%109 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = arith.truncf %cst_18 : f64 to f32
-      %118 = arith.addf %in, %117 : f32
-      linalg.yield %118 : f32
+      %114 = arith.truncf %cst_18 : f64 to f32
+      %115 = arith.addf %in, %114 : f32
+      linalg.yield %115 : f32
     } -> tensor<2x11x1xf32>
-    %114 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%113 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
+    %111 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%110 : tensor<2x11x1xf32>) outs(%23 : tensor<2x11x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %117 = math.rsqrt %in : f32
-      linalg.yield %117 : f32
+      %114 = math.rsqrt %in : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x1xf32>
-    %115 = linalg.generic {indexing_maps = [#map1, #map11, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%109, %114 : tensor<2x11x32xf32>, tensor<2x11x1xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %112 = linalg.generic {indexing_maps = [#map1, #map11, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106, %111 : tensor<2x11x32xf32>, tensor<2x11x1xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    %116 = linalg.generic {indexing_maps = [#map12, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_6, %115 : tensor<32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
-    ^bb0(%in: f32, %in_60: f32, %out: f32):
-      %117 = arith.mulf %in, %in_60 : f32
-      linalg.yield %117 : f32
+    %113 = linalg.generic {indexing_maps = [#map12, #map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_6, %112 : tensor<32xf32>, tensor<2x11x32xf32>) outs(%0 : tensor<2x11x32xf32>) {
+    ^bb0(%in: f32, %in_61: f32, %out: f32):
+      %114 = arith.mulf %in, %in_61 : f32
+      linalg.yield %114 : f32
     } -> tensor<2x11x32xf32>
-    return %116 : tensor<2x11x32xf32>
+    return %113 : tensor<2x11x32xf32>
   }
 }
 
