@@ -238,6 +238,33 @@ def vit(impl):
     return Pixels(ViTModel(with_impl(cfg, impl), add_pooling_layer=False).eval())
 
 
+class Decode(IdsMask):
+    """One decode step with a KV cache: the past keys/values are inputs, put into a
+    DynamicCache in forward; attention_mask covers past + new token (kv-cache padding)."""
+
+    def forward(self, input_ids, attention_mask, past_k, past_v):
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        cache.update(past_k, past_v, 0)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache,
+                         use_cache=True)
+        return out.last_hidden_state
+
+
+def llama_gqa_decode(impl):
+    return Decode(llama_gqa(impl).model)
+
+
+def decode_inputs(batch, past=12, kv_heads=2, head_dim=8):
+    ids = torch.randint(0, VOCAB, (batch, 1), dtype=torch.int64)
+    mask = torch.ones(batch, past + 1, dtype=torch.int64)
+    if batch > 1:
+        mask[1, :3] = 0  # second sequence left-padded
+    return (ids, mask, torch.randn(batch, kv_heads, past, head_dim),
+            torch.randn(batch, kv_heads, past, head_dim))
+
+
 def seq2seq_inputs(seq, dec):
     def f(batch):
         ids, mask = ids_mask(batch, seq)
@@ -256,6 +283,16 @@ MODELS = {
     "llama_gqa": dict(build=llama_gqa, inputs=lambda b: ids_mask(b, 11), chains=1,
                       kind="causal + padding, GQA 4 q heads / 2 kv heads (repeat_kv), RoPE",
                       config="LlamaConfig(layers=1, hidden=32, heads=4, kv_heads=2, ffn=64 SwiGLU, vocab=64), seq 11"),
+    "gpt2_f16": dict(build=gpt2, inputs=lambda b: ids_mask(b, 9), chains=1, dtype=torch.float16,
+                     kind="GPT-2 in float16: causal + padding mask (finfo(f16).min), eager softmax in f16",
+                     config="GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab=64), seq 9, model.to(float16)"),
+    "llama_gqa_bf16": dict(build=llama_gqa, inputs=lambda b: ids_mask(b, 11), chains=1, dtype=torch.bfloat16,
+                           kind="LLaMA GQA 4/2 in bfloat16: eager softmax upcast to f32 then cast back (dtype=float32 softmax)",
+                           config="LlamaConfig(layers=1, hidden=32, heads=4, kv_heads=2), seq 11, model.to(bfloat16)"),
+    "llama_gqa_decode": dict(build=llama_gqa_decode, inputs=decode_inputs, chains=1,
+                             kind="decode step: 1 query, 12 cached + 1 new keys (KV cache as inputs, concatenated), "
+                                  "kv padding mask [B, 13], GQA 4/2",
+                             config="LlamaConfig(layers=1, hidden=32, heads=4, kv_heads=2), past 12 + 1 token"),
     "mistral_swa": dict(build=mistral_swa, inputs=lambda b: ids_mask(b, 9), chains=1,
                         kind="causal sliding window 4 + padding, GQA 4/2",
                         config="MistralConfig(layers=1, hidden=32, heads=4, kv_heads=2, sliding_window=4), seq 9"),
@@ -289,7 +326,7 @@ MODELS = {
 }
 
 # Models also exported through ONNX (eager and sdpa, batch 1 and 2).
-ONNX_MODELS = ["gpt2", "bert", "llama_gqa", "mistral_swa", "t5", "bart", "vit"]
+ONNX_MODELS = ["gpt2", "bert", "llama_gqa", "mistral_swa", "t5", "bart", "vit", "llama_gqa_decode"]
 
 TORCH_SOURCES = {"torch-linalg": "linalg-on-tensors", "torch-tosa": "tosa"}
 
@@ -410,6 +447,10 @@ def main():
                         model = spec["build"](impl).eval()
                         seed(1)
                         inputs = spec["inputs"](batch)
+                        if "dtype" in spec:
+                            model = model.to(spec["dtype"])
+                            inputs = tuple(x.to(spec["dtype"]) if x.is_floating_point() else x
+                                           for x in inputs)
                         if source in TORCH_SOURCES:
                             text = export_torch(model, inputs, TORCH_SOURCES[source])
                             path_desc = (f"torch.export + torch_mlir.fx.export_and_import("
