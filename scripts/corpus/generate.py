@@ -198,6 +198,16 @@ def bloom_alibi(impl):
     return IdsMask(BloomModel(with_impl(cfg, impl)).eval())
 
 
+def modernbert_local(impl):
+    from transformers import ModernBertConfig, ModernBertModel
+
+    cfg = ModernBertConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=64,
+                           num_attention_heads=2, vocab_size=VOCAB, max_position_embeddings=32,
+                           global_attn_every_n_layers=2, local_attention=4,
+                           pad_token_id=0, bos_token_id=0, eos_token_id=0, cls_token_id=0, sep_token_id=0)
+    return IdsMaskNoCache(ModernBertModel(with_impl(cfg, impl)).eval())
+
+
 def t5(impl):
     from transformers import T5Config, T5Model
 
@@ -309,6 +319,10 @@ MODELS = {
                                               "torch-mlir lowers to tm_tensor.scan: not linalg, attnfuse-opt cannot parse it"},
                         kind="causal + padding, ALiBi bias (baddbmm)",
                         config="BloomConfig(n_layer=1, hidden=32, n_head=4), seq 9"),
+    "modernbert_local": dict(build=modernbert_local, inputs=lambda b: ids_mask(b, 11), chains=2,
+                             kind="encoder, layer 0 global (padding), layer 1 local bidirectional window "
+                                  "(|q - k| <= 2) + padding; RoPE; GeGLU MLP",
+                             config="ModernBertConfig(layers=2, hidden=32, heads=2, global every 2, local_attention=4), seq 11"),
     "t5": dict(build=t5, inputs=seq2seq_inputs(8, 5), chains=3,
                kind="encoder self (rel-pos bias + padding), decoder self (rel-pos bias + causal), cross (padding); no scale",
                config="T5Config(num_layers=1, num_decoder_layers=1, d_model=32, d_kv=8, heads=4, buckets=8), enc seq 8, dec seq 5"),
