@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Creates (or completes) the Python venv of the corpus generator, from PyPI only.
+# Idempotent: a second run installs nothing new.
+#
+#   scripts/corpus/setup-venv.sh            # venv at <repo>/.venv-corpus (git-ignored)
+#   CORPUS_VENV=/path scripts/corpus/setup-venv.sh
+#   scripts/corpus/setup-venv.sh --tflite   # the TensorFlow venv of generate_tflite.py,
+#                                           # at <repo>/.venv-corpus-tf or $CORPUS_TF_VENV
+#
+# Then: $CORPUS_VENV/bin/python scripts/corpus/generate.py
+#       $CORPUS_TF_VENV/bin/python scripts/corpus/generate_tflite.py
+#
+# torch: PyPI has no CPU-only torch wheel for Linux x86_64 (the CPU builds live on
+# another index, which is not used here). The PyPI wheel is a CUDA build; we install it
+# with --no-deps and add only the CUDA runtime libraries that libtorch links at load
+# time (requirements-torch.txt). triton and cuda-bindings are left out: exporting
+# never needs them. About 4.5 GB on disk, of which ~3.5 GB are CUDA libraries.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="${CORPUS_VENV:-$repo/.venv-corpus}"
+python="${PYTHON:-python3}"
+
+if [ "${1:-}" = "--tflite" ]; then
+  venv="${CORPUS_TF_VENV:-$repo/.venv-corpus-tf}"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/requirements-tflite.txt"
+  "$venv/bin/python" -c "import tensorflow as tf; tf.mlir.experimental.tflite_to_tosa_bytecode; print('corpus tflite venv ok: tensorflow', tf.__version__)"
+  "$venv/bin/iree-opt" --version | head -3
+  exit 0
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+"${pip[@]}" install -q --upgrade "pip>=24"
+# torch and the CUDA runtime libraries it links, without their declared dependencies.
+"${pip[@]}" install -q --no-deps -r "$here/requirements-torch.txt"
+# Everything else, with dependencies (all pinned, so pip only checks them).
+"${pip[@]}" install -q -r "$here/requirements.txt"
+
+HF_HUB_OFFLINE=1 "$venv/bin/python" - <<'PY'
+import torch, torch_mlir, transformers, onnx
+from torch_mlir import fx  # noqa: F401
+print("corpus venv ok: torch", torch.__version__, "transformers", transformers.__version__,
+      "onnx", onnx.__version__)
+PY
