@@ -380,6 +380,21 @@ LogicalResult attnfuse::convertAttentionToGPU(
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
       return op.emitOpError("convert-attn-to-gpu needs static shapes");
+  // The kernel's arguments are Q, K, V, bias, keep mask and seed; the region
+  // is cloned into it, with its constants.
+  if (op.hasScoreMod()) {
+    llvm::SetVector<Value> captures = getScoreModCaptures(op.getScoreMod());
+    if (!captures.empty()) {
+      InFlightDiagnostic diag =
+          op.emitOpError()
+          << "convert-attn-to-gpu: the score_mod region uses "
+          << captures.size()
+          << " value(s) defined outside it that are not constants; the "
+             "kernel cannot capture them";
+      diag.attachNote(captures.front().getLoc()) << "the first is defined here";
+      return diag;
+    }
+  }
   KernelPlan plan;
   plan.op = op;
   plan.B = op.getBatchSize();

@@ -70,14 +70,8 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value s
                     ValueRange coords) {
   if (!op.hasScoreMod())
     return score;
-  Block &block = op.getScoreModRegion().front();
-  IRMapping map;
-  map.map(block.getArgument(0), score);
-  for (auto [arg, coord] : llvm::zip(block.getArguments().drop_front(), coords))
-    map.map(arg, coord);
-  for (Operation &inner : block.without_terminator())
-    cloneScoreModOp(b, inner, map);
-  return map.lookup(cast<YieldOp>(block.getTerminator()).getValues().front());
+  IRMapping mapping;
+  return cloneScoreMod(b, op.getScoreModRegion(), score, coords, mapping);
 }
 
 Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Value s,

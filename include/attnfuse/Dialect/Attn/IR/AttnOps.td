@@ -138,7 +138,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       `-window_left <= k - (q + off) <= window_right`. `causal` is
       `window_left = inf, window_right = 0`; `sliding_window` takes both
       bounds (non-negative) as attributes; `none` hides nothing.
-    * `bias` (any float type) and `keep_mask` (`i1`, true = keep) have rank at
+    * `bias` (f16, bf16, f32 or f64) and `keep_mask` (`i1`, true = keep) have rank at
       most 4 and broadcast to `[B, Hq, Nq, Nk]` with numpy's rules (aligned on
       the right, each dimension 1 or full size).
     * The optional `score_mod` region is a pointwise function of the scaled
@@ -208,6 +208,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   let hasCanonicalizer = 1;
 
   let extraClassDeclaration = [{
+    /// The operands that are not optional, in order (one each).
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getRequiredOperandNames() {
+      static constexpr ::llvm::StringLiteral names[] = {"query", "key",
+                                                        "value"};
+      return names;
+    }
     /// Sizes read off the operand types (the verifier guarantees rank 4).
     int64_t getBatchSize() { return getQueryType().getDimSize(0); }
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
@@ -311,6 +317,12 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
   let hasRegionVerifier = 1;
 
   let extraClassDeclaration = [{
+    /// The operands that are not optional, in order (one each).
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getRequiredOperandNames() {
+      static constexpr ::llvm::StringLiteral names[] = {
+          "query", "key", "value", "output", "lse", "grad_output"};
+      return names;
+    }
     ::mlir::RankedTensorType getQueryType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
     }
