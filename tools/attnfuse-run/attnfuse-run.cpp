@@ -349,6 +349,15 @@ static void printCounts(llvm::raw_ostream &os, const Comparison &comparison,
 /// Runs the tool; returns whether every comparison passed, or failure on any
 /// error (reported).
 static FailureOr<bool> runMain() {
+  // A NaN tolerance would make every comparison pass (x > NaN is false).
+  for (auto *option : {&atolOption, &rtolOption}) {
+    if (!option->getNumOccurrences() || option->getValue() >= 0)
+      continue;
+    std::string value;
+    llvm::raw_string_ostream(value) << option->getValue();
+    return reportError("--" + option->ArgStr +
+                       " must be a non-negative number, got " + value);
+  }
   DialectRegistry registry;
   attnfuse::registerPipelineDialects(registry);
   MLIRContext context(registry);

@@ -109,6 +109,31 @@ Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Valu
   return arith::SelectOp::create(b, loc, visible, t, negInf);
 }
 
+Value buildVisibleProduct(OpBuilder &b, Location loc, Value t, Value p,
+                          Value x) {
+  Type f32 = b.getF32Type();
+  if (x.getType() != f32)
+    x = x.getType().getIntOrFloatBitWidth() < 32
+            ? Value(arith::ExtFOp::create(b, loc, f32, x))
+            : Value(arith::TruncFOp::create(b, loc, f32, x));
+  Value hidden = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, t,
+      arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
+  return arith::SelectOp::create(
+      b, loc, hidden, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+      arith::MulFOp::create(b, loc, p, x));
+}
+
+Value buildNormalize(OpBuilder &b, Location loc, Value x, Value l) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  // UNE: true for l != 0 and for a NaN l.
+  Value seesAKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, l, zero);
+  return arith::SelectOp::create(b, loc, seesAKey,
+                                 arith::DivFOp::create(b, loc, x, l), zero);
+}
+
 Value buildPhilox(OpBuilder &b, Location loc, Value seed, ValueRange bhqk) {
   // Philox4x32-10 (Salmon et al., SC'11) in 64-bit integer arithmetic, every
   // value an unsigned 32-bit number held in an i64.
