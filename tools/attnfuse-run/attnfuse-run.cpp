@@ -23,15 +23,20 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/WithColor.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace attnfuse_run;
@@ -211,9 +216,18 @@ static LogicalResult checkType(Type type, bool allowScalar,
   } else if (!allowScalar) {
     return reportError(what + " is not a ranked tensor: " + toString(type));
   }
-  if (!getElementKind(element))
+  std::optional<ElementKind> kind = getElementKind(element);
+  if (!kind)
     return reportError(what + " has an unsupported element type: " +
                        toString(type));
+  // Host buffers hold every argument and result (and their f64 copies).
+  int64_t bytes = 8;
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    for (int64_t dim : tensor.getShape())
+      if (llvm::MulOverflow(bytes, dim, bytes))
+        return reportError(what + " has more elements than a host buffer "
+                                  "can hold: " +
+                           toString(type));
   return success();
 }
 
@@ -532,8 +546,21 @@ static FailureOr<bool> runMain() {
   return pass;
 }
 
+/// An allocation that cannot be satisfied (a host buffer, the compiler, or
+/// the JIT-compiled code's malloc: createHostExecutionEngine) is an error
+/// like any other: exit status 2, not "LLVM ERROR: out of memory".
+static void reportOutOfMemory(void *, const char *reason, bool) {
+  // No allocation here: the message is written directly.
+  static const char message[] = "attnfuse-run: error: out of memory: ";
+  (void)!::write(2, message, sizeof(message) - 1);
+  (void)!::write(2, reason, std::strlen(reason));
+  (void)!::write(2, "\n", 1);
+  std::_Exit(2);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  llvm::install_bad_alloc_error_handler(reportOutOfMemory);
   cl::HideUnrelatedOptions(runCategory);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
