@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse-c/Compiler.h"
+#include "attnfuse/Support/NestingDepth.h"
 
 #include "attnfuse/ExecutionEngine/GPUKernels.h"
 #include "attnfuse/ExecutionEngine/HostExecution.h"
@@ -265,6 +266,19 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     c.diagnostics.push_back({AttnfuseDiagnosticError, "", message.str()});
   };
 
+  // Deep nesting would overflow the parser's stack, and the caller's
+  // process with it (attnfuse/Support/NestingDepth.h).
+  if (std::optional<size_t> at = attnfuse::findExcessiveNesting(source)) {
+    StringRef before = StringRef(source).take_front(*at);
+    unsigned line = before.count('\n') + 1;
+    size_t lineStart = before.rfind('\n');
+    unsigned column =
+        *at - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
+    emitError(FileLineColLoc::get(&ctx, options.sourceName, line, column))
+        << "brackets nest deeper than " << attnfuse::kMaxNestingDepth
+        << " levels";
+    return;
+  }
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&ctx),
                                   options.sourceName);

@@ -126,3 +126,10 @@ x = np.random.default_rng(0).standard_normal((1, 2, 16, 8)).astype(np.float32)
 print("hoisted constant region:",
       bool(np.allclose(o, x.mean(axis=2, keepdims=True).repeat(16, axis=2),
                        atol=1e-6)))
+
+# Deeply nested text is a located error, not a stack overflow that kills the
+# interpreter.
+DEEP = ("func.func @f() {\n" + "scf.execute_region {\n" * 100000 +
+        "scf.yield\n}\n" * 100000 + "return\n}\n")
+# CHECK-NEXT: deep.mlir:1001:20: error: brackets nest deeper than 1000 levels
+expect_error(DEEP, source_name="deep.mlir")

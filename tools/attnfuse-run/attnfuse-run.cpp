@@ -16,6 +16,7 @@
 
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/InitAll.h"
+#include "attnfuse/Support/NestingDepth.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -381,9 +382,20 @@ static FailureOr<bool> runMain() {
       openInputFile(inputFilename, &errorMessage);
   if (!file)
     return reportError(errorMessage);
+  std::optional<size_t> tooDeep =
+      attnfuse::findExcessiveNesting(file->getBuffer());
+  const char *tooDeepAt = tooDeep ? file->getBufferStart() + *tooDeep : nullptr;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (tooDeepAt) {
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(tooDeepAt),
+                           llvm::SourceMgr::DK_Error,
+                           "brackets nest deeper than " +
+                               llvm::Twine(attnfuse::kMaxNestingDepth) +
+                               " levels");
+    return reportError("cannot parse " + inputFilename);
+  }
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return reportError("cannot parse " + inputFilename);
