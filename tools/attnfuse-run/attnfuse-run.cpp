@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compare.h"
+#include "FiniteDifferences.h"
 #include "HostTensor.h"
 #include "Npy.h"
 #include "Promote.h"
@@ -49,7 +50,7 @@ namespace cl = llvm::cl;
 
 namespace {
 /// What the results of the pipeline under test are compared with.
-enum class CheckMode { Naive, F64, FlashAttention, None };
+enum class CheckMode { Naive, F64, FlashAttention, FiniteDifferences, None };
 /// Where the function runs.
 enum class Target { CPU, CUDA };
 /// Which IR to print.
@@ -97,6 +98,10 @@ static cl::opt<CheckMode> checkMode(
         clEnumValN(CheckMode::FlashAttention, "fa",
                    "the FlashAttention rule: max|test - f64| <= "
                    "2 * max|reference - f64| + atol"),
+        clEnumValN(CheckMode::FiniteDifferences, "fd",
+                   "gradients of attn.attention_backward against central "
+                   "finite differences (f64) of the forward reference, the "
+                   "other results against the naive reference"),
         clEnumValN(CheckMode::None, "none",
                    "nothing: only run the pipeline under test")),
     cl::cat(runCategory));
@@ -437,6 +442,7 @@ static FailureOr<bool> runMain() {
 
   // Evaluations.
   bool needReference = checkMode == CheckMode::Naive ||
+                       checkMode == CheckMode::FiniteDifferences ||
                        checkMode == CheckMode::FlashAttention ||
                        !dumpReference.empty();
   bool needF64 = checkMode == CheckMode::F64 ||
@@ -497,10 +503,26 @@ static FailureOr<bool> runMain() {
     case CheckMode::None:
       break;
     case CheckMode::Naive:
-    case CheckMode::F64: {
-      const HostTensor &expected =
-          checkMode == CheckMode::Naive ? reference[i] : f64[i];
-      Comparison c = compare(actual, expected, tolerance);
+    case CheckMode::F64:
+    case CheckMode::FiniteDifferences: {
+      const HostTensor *expected =
+          checkMode == CheckMode::F64 ? &f64[i] : &reference[i];
+      std::optional<HostTensor> fd;
+      if (checkMode == CheckMode::FiniteDifferences) {
+        if (std::optional<GradientResult> gradient =
+                getGradientResult(*entry, i)) {
+          llvm::Expected<HostTensor> estimate =
+              finiteDifferenceGradient(*entry, *gradient, inputs);
+          if (!estimate)
+            return reportError(llvm::toString(estimate.takeError()));
+          fd = std::move(*estimate);
+          expected = &*fd;
+          os << " vs fd";
+        } else {
+          os << " vs naive";
+        }
+      }
+      Comparison c = compare(actual, *expected, tolerance);
       pass &= c.numMismatches == 0;
       os << " max_abs=" << formatError(c.maxAbs)
          << " max_rel=" << formatError(c.maxRel);
@@ -545,6 +567,7 @@ static FailureOr<bool> runMain() {
   StringRef modeName = checkMode == CheckMode::Naive            ? "naive"
                        : checkMode == CheckMode::F64            ? "f64"
                        : checkMode == CheckMode::FlashAttention ? "fa"
+                       : checkMode == CheckMode::FiniteDifferences ? "fd"
                                                                 : "none";
   StringRef verdict = checkMode == CheckMode::None ? "RAN"
                       : pass                       ? "PASS"
