@@ -57,8 +57,9 @@ mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value keep, bool applyStructuralMask,
                              mlir::Value *derivative = nullptr);
 
-/// The term `p * x` of a sum over keys (P V in the forward pass, P (dP - Di)
-/// J in the backward pass) for a key whose masked score is `t` (f32): 0 where
+/// The term `p * x` of a sum over keys or queries (P V in the forward pass;
+/// dS K, dS^T Q and (P Z)^T dO in the backward pass) for a (query, key) pair
+/// whose masked score is `t` (f32): 0 where
 /// the key is hidden (t = -inf), whatever `p` and `x` are (no 0 * inf), so
 /// that a hidden key contributes exactly nothing in every lowering and at
 /// every block size (docs/Semantics.md). `x` is converted to f32.
