@@ -13,7 +13,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnfuse_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py", "lib"]
+                   "lit.site.cfg.py", "lib", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))

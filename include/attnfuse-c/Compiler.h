@@ -153,7 +153,9 @@ attnfuseCompilationSucceeded(AttnfuseCompilation compilation);
 MLIR_CAPI_EXPORTED MlirStringRef
 attnfuseCompilationGetIR(AttnfuseCompilation compilation);
 
-/// The errors, warnings, notes and remarks emitted, in order.
+/// The errors, warnings, notes and remarks emitted, in order. For `pos`
+/// outside [0, attnfuseCompilationGetNumDiagnostics) the diagnostic has a
+/// null location and message.
 MLIR_CAPI_EXPORTED intptr_t
 attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation);
 MLIR_CAPI_EXPORTED AttnfuseDiagnostic
@@ -166,7 +168,9 @@ attnfuseCompilationIsExecutable(AttnfuseCompilation compilation);
 
 /// The tensor-level signature of the entry function (0 if not executable).
 /// Shapes use -1 for dynamic sizes; a scalar argument has rank 0 and
-/// attnfuseCompilationIsScalarInput true. `data` is null.
+/// attnfuseCompilationIsScalarInput true. `data` is null. For `pos` outside
+/// [0, GetNumInputs) (or [0, GetNumResults)) the tensor is invalid: rank -1,
+/// null shape and data (and IsScalarInput is false).
 MLIR_CAPI_EXPORTED intptr_t
 attnfuseCompilationGetNumInputs(AttnfuseCompilation compilation);
 MLIR_CAPI_EXPORTED AttnfuseTensor
@@ -190,6 +194,9 @@ attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
 /// a mismatch gives a failed run with an error message, not a call.
 /// A GPU kernel of a CUDA compilation and how the host code launches it.
 /// Grid and block sizes are -1 where they are not compile-time constants.
+/// For `pos` outside [0, attnfuseCompilationGetNumKernels) every field is
+/// null or -1 (numArguments = -1); an argument type out of range is a null
+/// string.
 typedef struct {
   MlirStringRef name;    ///< the kernel's symbol in the binary
   MlirStringRef binary;  ///< the cubin (ELF), to cuModuleLoadData
@@ -217,7 +224,9 @@ MLIR_CAPI_EXPORTED bool attnfuseRunSucceeded(AttnfuseRun run);
 /// Why the run failed (empty if it succeeded).
 MLIR_CAPI_EXPORTED MlirStringRef attnfuseRunGetError(AttnfuseRun run);
 MLIR_CAPI_EXPORTED intptr_t attnfuseRunGetNumResults(AttnfuseRun run);
-/// Result `pos`, dense row-major; its shape and data are owned by `run`.
+/// Result `pos`, dense row-major; its shape and data are owned by `run`. For
+/// `pos` outside [0, attnfuseRunGetNumResults) the tensor is invalid: rank
+/// -1, null shape and data.
 MLIR_CAPI_EXPORTED AttnfuseTensor attnfuseRunGetResult(AttnfuseRun run,
                                                         intptr_t pos);
 

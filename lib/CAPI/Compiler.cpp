@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse-c/Compiler.h"
+#include "attnfuse/Support/NestingDepth.h"
 
 #include "attnfuse/ExecutionEngine/GPUKernels.h"
 #include "attnfuse/ExecutionEngine/HostExecution.h"
@@ -265,6 +266,19 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     c.diagnostics.push_back({AttnfuseDiagnosticError, "", message.str()});
   };
 
+  // Deep nesting would overflow the parser's stack, and the caller's
+  // process with it (attnfuse/Support/NestingDepth.h).
+  if (std::optional<size_t> at = attnfuse::findExcessiveNesting(source)) {
+    StringRef before = StringRef(source).take_front(*at);
+    unsigned line = before.count('\n') + 1;
+    size_t lineStart = before.rfind('\n');
+    unsigned column =
+        *at - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
+    emitError(FileLineColLoc::get(&ctx, options.sourceName, line, column))
+        << "brackets nest deeper than " << attnfuse::kMaxNestingDepth
+        << " levels";
+    return;
+  }
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&ctx),
                                   options.sourceName);
@@ -529,6 +543,15 @@ AttnfuseCompilation attnfuseCompile(MlirStringRef source,
   return {c};
 }
 
+/// Whether `pos` indexes a sequence of `size` elements (the getters return
+/// an invalid value, documented in Compiler.h, for any other `pos`).
+static bool inRange(intptr_t pos, size_t size) {
+  return pos >= 0 && static_cast<size_t>(pos) < size;
+}
+/// What the tensor getters return for an index out of range.
+static constexpr AttnfuseTensor kInvalidTensor = {AttnfuseElementTypeF32, -1,
+                                                  nullptr, nullptr};
+
 void attnfuseCompilationDestroy(AttnfuseCompilation compilation) {
   delete unwrap(compilation);
 }
@@ -543,8 +566,16 @@ intptr_t attnfuseCompilationGetNumKernels(AttnfuseCompilation compilation) {
 }
 AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
                                             intptr_t pos) {
-  const attnfuse::GPUKernel &k = unwrap(compilation)->kernels[pos];
-  AttnfuseKernel result;
+  const auto &kernels = unwrap(compilation)->kernels;
+  AttnfuseKernel result = {};
+  if (!inRange(pos, kernels.size())) {
+    result.numArguments = -1;
+    for (int i = 0; i < 3; ++i)
+      result.grid[i] = result.block[i] = -1;
+    result.dynamicSharedMemoryBytes = -1;
+    return result;
+  }
+  const attnfuse::GPUKernel &k = kernels[pos];
   result.name = toRef(k.name);
   result.binary = toRef(k.binary);
   for (int i = 0; i < 3; ++i) {
@@ -558,7 +589,11 @@ AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
 MlirStringRef
 attnfuseCompilationGetKernelArgumentType(AttnfuseCompilation compilation,
                                          intptr_t kernel, intptr_t argument) {
-  return toRef(unwrap(compilation)->kernels[kernel].argumentTypes[argument]);
+  const auto &kernels = unwrap(compilation)->kernels;
+  if (!inRange(kernel, kernels.size()) ||
+      !inRange(argument, kernels[kernel].argumentTypes.size()))
+    return {nullptr, 0};
+  return toRef(kernels[kernel].argumentTypes[argument]);
 }
 intptr_t
 attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation) {
@@ -567,7 +602,10 @@ attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation) {
 AttnfuseDiagnostic
 attnfuseCompilationGetDiagnostic(AttnfuseCompilation compilation,
                                  intptr_t pos) {
-  const StoredDiagnostic &d = unwrap(compilation)->diagnostics.at(pos);
+  const auto &diagnostics = unwrap(compilation)->diagnostics;
+  if (!inRange(pos, diagnostics.size()))
+    return {AttnfuseDiagnosticError, {nullptr, 0}, {nullptr, 0}};
+  const StoredDiagnostic &d = diagnostics[pos];
   return {d.severity, toRef(d.location), toRef(d.message)};
 }
 bool attnfuseCompilationIsExecutable(AttnfuseCompilation compilation) {
@@ -579,11 +617,15 @@ intptr_t attnfuseCompilationGetNumInputs(AttnfuseCompilation compilation) {
 }
 AttnfuseTensor attnfuseCompilationGetInputType(AttnfuseCompilation compilation,
                                                intptr_t pos) {
-  return toC(unwrap(compilation)->inputs.at(pos));
+  Compilation *c = unwrap(compilation);
+  if (!c->engine || !inRange(pos, c->inputs.size()))
+    return kInvalidTensor;
+  return toC(c->inputs[pos]);
 }
 bool attnfuseCompilationIsScalarInput(AttnfuseCompilation compilation,
                                       intptr_t pos) {
-  return unwrap(compilation)->inputs.at(pos).scalar;
+  Compilation *c = unwrap(compilation);
+  return c->engine && inRange(pos, c->inputs.size()) && c->inputs[pos].scalar;
 }
 intptr_t attnfuseCompilationGetNumResults(AttnfuseCompilation compilation) {
   Compilation *c = unwrap(compilation);
@@ -592,7 +634,10 @@ intptr_t attnfuseCompilationGetNumResults(AttnfuseCompilation compilation) {
 AttnfuseTensor
 attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
                                  intptr_t pos) {
-  return toC(unwrap(compilation)->results.at(pos));
+  Compilation *c = unwrap(compilation);
+  if (!c->engine || !inRange(pos, c->results.size()))
+    return kInvalidTensor;
+  return toC(c->results[pos]);
 }
 
 AttnfuseRun attnfuseCompilationRun(AttnfuseCompilation compilation,
@@ -616,7 +661,10 @@ intptr_t attnfuseRunGetNumResults(AttnfuseRun run) {
   return unwrap(run)->results.size();
 }
 AttnfuseTensor attnfuseRunGetResult(AttnfuseRun run, intptr_t pos) {
-  Tensor &t = unwrap(run)->results.at(pos);
+  auto &results = unwrap(run)->results;
+  if (!inRange(pos, results.size()))
+    return kInvalidTensor;
+  Tensor &t = results[pos];
   return {t.elementType, static_cast<intptr_t>(t.shape.size()), t.shape.data(),
           t.storage.data()};
 }

@@ -3,8 +3,10 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -62,6 +64,20 @@ void attnfuse::copyMemref(const int64_t *src, const int64_t *dst, int64_t rank,
   }
 }
 
+static void *checkedMalloc(size_t size) {
+  void *p = std::malloc(size);
+  if (!p && size != 0)
+    llvm::report_bad_alloc_error("a buffer of the JIT-compiled code");
+  return p;
+}
+
+static void *checkedAlignedAlloc(size_t alignment, size_t size) {
+  void *p = std::aligned_alloc(alignment, size);
+  if (!p && size != 0)
+    llvm::report_bad_alloc_error("a buffer of the JIT-compiled code");
+  return p;
+}
+
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 attnfuse::createHostExecutionEngine(ModuleOp module) {
   static std::once_flag nativeTarget;
@@ -83,6 +99,15 @@ attnfuse::createHostExecutionEngine(ModuleOp module) {
     llvm::orc::SymbolMap symbols;
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    // memref.alloc: an allocation that fails is reported (the bad-alloc
+    // handler of the process; attnfuse-run's exits with status 2), never a
+    // null pointer the code would write through.
+    symbols[interner("malloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&checkedMalloc),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("aligned_alloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&checkedAlignedAlloc),
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });

@@ -14,6 +14,7 @@ bf16 arrays use ml_dtypes.bfloat16 (imported only when needed).
 """
 
 import ctypes
+import operator
 import os
 from typing import List, NamedTuple, Optional, Sequence
 
@@ -264,6 +265,18 @@ def _kernels(handle) -> List[Kernel]:
 _TARGETS = {"cpu": 0, "cuda": 1}
 
 
+def _int64(name: str, value) -> int:
+    """`value` as a C int64_t: an integer (not a float or a bool), in range;
+    ctypes would silently keep its low 64 bits (2**64 + 16 became 16)."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an integer, got bool" % name)
+    value = operator.index(value)  # TypeError for floats, strings, ...
+    if not -2**63 <= value < 2**63:
+        raise OverflowError("%s = %d does not fit in a 64-bit integer" %
+                            (name, value))
+    return value
+
+
 def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
                     block_q: int, block_k: int, entry: Optional[str],
                     source_name: str, target: str = "cpu", chip: str = ""):
@@ -275,7 +288,8 @@ def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
         if pipeline:
             _optionsSetPipeline(options, _S.make(pipeline))
         _optionsSetNaive(options, bool(naive))
-        _optionsSetBlockSizes(options, int(block_q), int(block_k))
+        _optionsSetBlockSizes(options, _int64("block_q", block_q),
+                              _int64("block_k", block_k))
         if entry:
             _optionsSetEntry(options, _S.make(entry))
         _optionsSetSourceName(options, _S.make(source_name))

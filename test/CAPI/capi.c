@@ -224,6 +224,24 @@ static void testRun(void) {
   // CHECK: 'attention' takes 3 arguments, got 2
   printf("%.*s\n", (int)attnfuseRunGetError(r).length,
          attnfuseRunGetError(r).data);
+
+  // Indices out of range give the documented invalid values (they threw
+  // std::out_of_range through C, or read out of bounds).
+  // CHECK: out of range: input rank -1 null 1, scalar 0, result rank -1 null 1, run result rank -1 null 1, diagnostic null 1, kernel args -1, kernel arg type null 1
+  AttnfuseTensor badInput = attnfuseCompilationGetInputType(c, 3);
+  AttnfuseTensor badResult = attnfuseCompilationGetResultType(c, -1);
+  AttnfuseTensor badRunResult = attnfuseRunGetResult(r, 7);
+  AttnfuseDiagnostic badDiagnostic = attnfuseCompilationGetDiagnostic(c, 100);
+  AttnfuseKernel badKernel = attnfuseCompilationGetKernel(c, 0);
+  MlirStringRef badArg = attnfuseCompilationGetKernelArgumentType(c, 0, 0);
+  printf("out of range: input rank %d null %d, scalar %d, result rank %d null "
+         "%d, run result rank %d null %d, diagnostic null %d, kernel args %d, "
+         "kernel arg type null %d\n",
+         (int)badInput.rank, badInput.shape == NULL,
+         attnfuseCompilationIsScalarInput(c, 3), (int)badResult.rank,
+         badResult.shape == NULL, (int)badRunResult.rank,
+         badRunResult.data == NULL, badDiagnostic.message.data == NULL,
+         (int)badKernel.numArguments, badArg.data == NULL);
   attnfuseRunDestroy(r);
   attnfuseCompilationDestroy(c);
 }

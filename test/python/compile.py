@@ -86,3 +86,50 @@ try:
 except TypeError as e:
     # CHECK-NEXT: TypeError: source must be MLIR text (str), got bytes
     print("TypeError:", e)
+
+# Options that do not fit the C API's int64_t are errors, not truncated
+# (block_q = 2**64 + 16 used to become 16).
+for bad in (2**64 + 16, -2**63 - 1):
+    try:
+        attnfuse.compile(ATTENTION, block_q=bad)
+    except OverflowError as e:
+        # CHECK-NEXT: OverflowError: block_q = 18446744073709551632 does not fit in a 64-bit integer
+        # CHECK-NEXT: OverflowError: block_q = -9223372036854775809 does not fit in a 64-bit integer
+        print("OverflowError:", e)
+for bad in (16.5, True):
+    try:
+        attnfuse.compile(ATTENTION, block_k=bad)
+    except TypeError as e:
+        # CHECK-NEXT: TypeError: 'float' object cannot be interpreted as an integer
+        # CHECK-NEXT: TypeError: block_k must be an integer, got bool
+        print("TypeError:", e)
+
+# A score_mod region that yields a value defined outside it (what
+# canonicalize makes of a constant region) compiles and runs: it used to
+# kill the interpreter.
+HOISTED = """
+func.func @attention(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %c = arith.constant 0.5 : f32
+  %o = attn.attention ins(%q, %q, %q : tensor<1x2x16x8xf32>,
+                          tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %c : f32
+      } -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+"""
+import numpy as np
+x = np.random.default_rng(0).standard_normal((1, 2, 16, 8)).astype(np.float32)
+(o,) = attnfuse.run(HOISTED, "attention", x)
+# Equal scores: O is the mean of V over the keys.
+# CHECK-NEXT: hoisted constant region: True
+print("hoisted constant region:",
+      bool(np.allclose(o, x.mean(axis=2, keepdims=True).repeat(16, axis=2),
+                       atol=1e-6)))
+
+# Deeply nested text is a located error, not a stack overflow that kills the
+# interpreter.
+DEEP = ("func.func @f() {\n" + "scf.execute_region {\n" * 100000 +
+        "scf.yield\n}\n" * 100000 + "return\n}\n")
+# CHECK-NEXT: deep.mlir:1001:20: error: brackets nest deeper than 1000 levels
+expect_error(DEEP, source_name="deep.mlir")

@@ -49,9 +49,12 @@ Comparison attnfuse_run::compare(const HostTensor &actual,
   }
   for (int64_t i = 0; i < n; ++i) {
     double a = actual.getFloat(i), b = expected.getFloat(i);
+    // NaN matches NaN, and only NaN (docs/Semantics.md: NaN propagates).
     if (std::isnan(a) || std::isnan(b)) {
-      ++result.numNaNs;
-      ++result.numMismatches;
+      if (std::isnan(a) != std::isnan(b)) {
+        ++result.numNaNs;
+        ++result.numMismatches;
+      }
       continue;
     }
     if (a == b)

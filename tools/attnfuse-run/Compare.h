@@ -23,7 +23,7 @@ struct Comparison {
   double maxAbs = 0;
   /// Largest |actual - expected| / |expected| (infinite for expected = 0).
   double maxRel = 0;
-  /// Elements where either side is NaN.
+  /// Elements where exactly one side is NaN.
   int64_t numNaNs = 0;
   /// Elements outside the tolerance, NaNs included.
   int64_t numMismatches = 0;
@@ -31,8 +31,8 @@ struct Comparison {
 
 /// Compares `actual` with `expected` elementwise. Both are float tensors (of
 /// any float kinds) or both integer tensors, of the same shape. Equal values
-/// (equal infinities included) match; NaN never matches; integers match only
-/// when equal.
+/// (equal infinities included) match; NaN matches NaN and nothing else;
+/// integers match only when equal. `tolerance` must not be NaN or negative.
 Comparison compare(const HostTensor &actual, const HostTensor &expected,
                    Tolerance tolerance);
 

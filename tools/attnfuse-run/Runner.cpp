@@ -53,11 +53,22 @@ static llvm::Expected<HostTensor> readResult(const int64_t *words,
 llvm::Expected<SmallVector<HostTensor>>
 attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
                       ArrayRef<HostTensor> inputs) {
-  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      attnfuse::createHostExecutionEngine(module);
-  if (!engine)
-    return engine.takeError();
+  SmallVector<HostTensor> outputs;
+  if (llvm::Error error = executeEach(
+          module, entry, signature, 1,
+          [&](size_t) { return SmallVector<HostTensor>(inputs); },
+          [&](size_t, SmallVector<HostTensor> results) {
+            outputs = std::move(results);
+            return llvm::Error::success();
+          }))
+    return std::move(error);
+  return outputs;
+}
 
+/// Calls `entry` once on `inputs` through `engine`.
+static llvm::Expected<SmallVector<HostTensor>>
+invoke(ExecutionEngine &engine, StringRef entry, FunctionType signature,
+       ArrayRef<HostTensor> inputs) {
   // The C interface takes a pointer to the results (one descriptor, or a
   // struct of descriptors, all 8-byte words, hence no padding), then a pointer
   // to the descriptor of each memref argument and scalars by value.
@@ -87,7 +98,7 @@ attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
     packed.push_back(&descriptorPtrs[i]);
   }
   if (llvm::Error error =
-          (*engine)->invokePacked(("_mlir_ciface_" + entry).str(), packed))
+          engine.invokePacked(("_mlir_ciface_" + entry).str(), packed))
     return std::move(error);
 
   // The result buffers are not freed: a result may be a constant global or
@@ -103,4 +114,24 @@ attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
     words += attnfuse::getMemrefDescriptorWords(tensorType.getRank());
   }
   return outputs;
+}
+
+llvm::Error attnfuse_run::executeEach(
+    ModuleOp module, StringRef entry, FunctionType signature, size_t numSets,
+    llvm::function_ref<SmallVector<HostTensor>(size_t)> inputSet,
+    llvm::function_ref<llvm::Error(size_t, SmallVector<HostTensor>)>
+        consume) {
+  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+      attnfuse::createHostExecutionEngine(module);
+  if (!engine)
+    return engine.takeError();
+  for (size_t i = 0; i < numSets; ++i) {
+    llvm::Expected<SmallVector<HostTensor>> results =
+        invoke(**engine, entry, signature, inputSet(i));
+    if (!results)
+      return results.takeError();
+    if (llvm::Error error = consume(i, std::move(*results)))
+      return error;
+  }
+  return llvm::Error::success();
 }

@@ -25,6 +25,16 @@ llvm::Expected<llvm::SmallVector<HostTensor>>
 execute(mlir::ModuleOp module, llvm::StringRef entry,
         mlir::FunctionType signature, llvm::ArrayRef<HostTensor> inputs);
 
+/// Like execute, once per input set, with one JIT compilation; `consume`
+/// receives the results of each set in order and may stop the runs with an
+/// error.
+llvm::Error executeEach(
+    mlir::ModuleOp module, llvm::StringRef entry, mlir::FunctionType signature,
+    size_t numSets,
+    llvm::function_ref<llvm::SmallVector<HostTensor>(size_t)> inputSet,
+    llvm::function_ref<llvm::Error(size_t, llvm::SmallVector<HostTensor>)>
+        consume);
+
 } // namespace attnfuse_run
 
 #endif // ATTNFUSE_TOOLS_ATTNFUSE_RUN_RUNNER_H

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compare.h"
+#include "FiniteDifferences.h"
 #include "HostTensor.h"
 #include "Npy.h"
 #include "Promote.h"
@@ -17,6 +18,7 @@
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/InitAll.h"
 #include "attnfuse/Pipelines/Pipelines.h"
+#include "attnfuse/Support/NestingDepth.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -24,15 +26,20 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/WithColor.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace attnfuse_run;
@@ -44,7 +51,7 @@ namespace cl = llvm::cl;
 
 namespace {
 /// What the results of the pipeline under test are compared with.
-enum class CheckMode { Naive, F64, FlashAttention, None };
+enum class CheckMode { Naive, F64, FlashAttention, FiniteDifferences, None };
 /// Where the function runs.
 enum class Target { CPU, CUDA };
 /// Which IR to print.
@@ -99,6 +106,10 @@ static cl::opt<CheckMode> checkMode(
         clEnumValN(CheckMode::FlashAttention, "fa",
                    "the FlashAttention rule: max|test - f64| <= "
                    "2 * max|reference - f64| + atol"),
+        clEnumValN(CheckMode::FiniteDifferences, "fd",
+                   "gradients of attn.attention_backward against central "
+                   "finite differences (f64) of the forward reference, the "
+                   "other results against the naive reference"),
         clEnumValN(CheckMode::None, "none",
                    "nothing: only run the pipeline under test")),
     cl::cat(runCategory));
@@ -219,9 +230,18 @@ static LogicalResult checkType(Type type, bool allowScalar,
   } else if (!allowScalar) {
     return reportError(what + " is not a ranked tensor: " + toString(type));
   }
-  if (!getElementKind(element))
+  std::optional<ElementKind> kind = getElementKind(element);
+  if (!kind)
     return reportError(what + " has an unsupported element type: " +
                        toString(type));
+  // Host buffers hold every argument and result (and their f64 copies).
+  int64_t bytes = 8;
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    for (int64_t dim : tensor.getShape())
+      if (llvm::MulOverflow(bytes, dim, bytes))
+        return reportError(what + " has more elements than a host buffer "
+                                  "can hold: " +
+                           toString(type));
   return success();
 }
 
@@ -358,6 +378,15 @@ static void printCounts(llvm::raw_ostream &os, const Comparison &comparison,
 /// Runs the tool; returns whether every comparison passed, or failure on any
 /// error (reported).
 static FailureOr<bool> runMain() {
+  // A NaN tolerance would make every comparison pass (x > NaN is false).
+  for (auto *option : {&atolOption, &rtolOption}) {
+    if (!option->getNumOccurrences() || option->getValue() >= 0)
+      continue;
+    std::string value;
+    llvm::raw_string_ostream(value) << option->getValue();
+    return reportError("--" + option->ArgStr +
+                       " must be a non-negative number, got " + value);
+  }
   DialectRegistry registry;
   attnfuse::registerPipelineDialects(registry);
   MLIRContext context(registry);
@@ -367,9 +396,20 @@ static FailureOr<bool> runMain() {
       openInputFile(inputFilename, &errorMessage);
   if (!file)
     return reportError(errorMessage);
+  std::optional<size_t> tooDeep =
+      attnfuse::findExcessiveNesting(file->getBuffer());
+  const char *tooDeepAt = tooDeep ? file->getBufferStart() + *tooDeep : nullptr;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (tooDeepAt) {
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(tooDeepAt),
+                           llvm::SourceMgr::DK_Error,
+                           "brackets nest deeper than " +
+                               llvm::Twine(attnfuse::kMaxNestingDepth) +
+                               " levels");
+    return reportError("cannot parse " + inputFilename);
+  }
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return reportError("cannot parse " + inputFilename);
@@ -413,6 +453,7 @@ static FailureOr<bool> runMain() {
 
   // Evaluations.
   bool needReference = checkMode == CheckMode::Naive ||
+                       checkMode == CheckMode::FiniteDifferences ||
                        checkMode == CheckMode::FlashAttention ||
                        !dumpReference.empty();
   bool needF64 = checkMode == CheckMode::F64 ||
@@ -473,10 +514,26 @@ static FailureOr<bool> runMain() {
     case CheckMode::None:
       break;
     case CheckMode::Naive:
-    case CheckMode::F64: {
-      const HostTensor &expected =
-          checkMode == CheckMode::Naive ? reference[i] : f64[i];
-      Comparison c = compare(actual, expected, tolerance);
+    case CheckMode::F64:
+    case CheckMode::FiniteDifferences: {
+      const HostTensor *expected =
+          checkMode == CheckMode::F64 ? &f64[i] : &reference[i];
+      std::optional<HostTensor> fd;
+      if (checkMode == CheckMode::FiniteDifferences) {
+        if (std::optional<GradientResult> gradient =
+                getGradientResult(*entry, i)) {
+          llvm::Expected<HostTensor> estimate =
+              finiteDifferenceGradient(*entry, *gradient, inputs);
+          if (!estimate)
+            return reportError(llvm::toString(estimate.takeError()));
+          fd = std::move(*estimate);
+          expected = &*fd;
+          os << " vs fd";
+        } else {
+          os << " vs naive";
+        }
+      }
+      Comparison c = compare(actual, *expected, tolerance);
       pass &= c.numMismatches == 0;
       os << " max_abs=" << formatError(c.maxAbs)
          << " max_rel=" << formatError(c.maxRel);
@@ -521,6 +578,7 @@ static FailureOr<bool> runMain() {
   StringRef modeName = checkMode == CheckMode::Naive            ? "naive"
                        : checkMode == CheckMode::F64            ? "f64"
                        : checkMode == CheckMode::FlashAttention ? "fa"
+                       : checkMode == CheckMode::FiniteDifferences ? "fd"
                                                                 : "none";
   StringRef verdict = checkMode == CheckMode::None ? "RAN"
                       : pass                       ? "PASS"
@@ -534,8 +592,21 @@ static FailureOr<bool> runMain() {
   return pass;
 }
 
+/// An allocation that cannot be satisfied (a host buffer, the compiler, or
+/// the JIT-compiled code's malloc: createHostExecutionEngine) is an error
+/// like any other: exit status 2, not "LLVM ERROR: out of memory".
+static void reportOutOfMemory(void *, const char *reason, bool) {
+  // No allocation here: the message is written directly.
+  static const char message[] = "attnfuse-run: error: out of memory: ";
+  (void)!::write(2, message, sizeof(message) - 1);
+  (void)!::write(2, reason, std::strlen(reason));
+  (void)!::write(2, "\n", 1);
+  std::_Exit(2);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  llvm::install_bad_alloc_error_handler(reportOutOfMemory);
   cl::HideUnrelatedOptions(runCategory);
   if (!cl::ParseCommandLineOptions(
           argc, argv,

@@ -23,7 +23,7 @@
 //       alpha = exp2(m - m'')          p_j = exp2(t_j - m'')
 //       l     = alpha * l + sum_j p_j
 //       acc   = alpha * acc + sum_j (p_j * Z_j) v_j    (Z: dropout factor)
-//   O = (l > 0) ? acc / l : 0          lse = m'' * ln 2 + log(l)
+//   O = (l != 0) ? acc / l : 0         lse = m'' * ln 2 + log(l)
 //
 // Everything per element (structural mask, score_mod, bias, keep mask,
 // dropout) is built by the shared ScoreUtils builders, so the kernel computes
@@ -305,14 +305,11 @@ void KernelEmitter::emit() {
         scf::YieldOp::create(lb, ll, chunkLoop.getResults());
       });
 
-  // O = (l > 0) ? acc / l : 0, lse = m'' ln 2 + log(l); rows past Nq are not
-  // stored.
+  // O = acc * ((l != 0) ? 1 / l : 0) (buildNormalize: 0 only for a row that
+  // sees no key, NaN propagates), lse = m'' ln 2 + log(l); rows past Nq are
+  // not stored.
   Value m = blockLoop.getResult(0), lsum = blockLoop.getResult(1);
-  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                         lsum, k.f32(0.0));
-  Value inv = k.select(positive,
-                       arith::DivFOp::create(b, loc, k.f32(1.0), lsum),
-                       k.f32(0.0));
+  Value inv = buildNormalize(b, loc, k.f32(1.0), lsum);
   Value rowValid = k.ult(qRow, k.idx(plan.Nq));
   scf::IfOp::create(b, loc, rowValid, [&](OpBuilder &nb, Location nl) {
     KB e{nb, nl};
@@ -380,6 +377,21 @@ LogicalResult attnfuse::convertAttentionToGPU(
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
       return op.emitOpError("convert-attn-to-gpu needs static shapes");
+  // The kernel's arguments are Q, K, V, bias, keep mask and seed; the region
+  // is cloned into it, with its constants.
+  if (op.hasScoreMod()) {
+    llvm::SetVector<Value> captures = getScoreModCaptures(op.getScoreMod());
+    if (!captures.empty()) {
+      InFlightDiagnostic diag =
+          op.emitOpError()
+          << "convert-attn-to-gpu: the score_mod region uses "
+          << captures.size()
+          << " value(s) defined outside it that are not constants; the "
+             "kernel cannot capture them";
+      diag.attachNote(captures.front().getLoc()) << "the first is defined here";
+      return diag;
+    }
+  }
   KernelPlan plan;
   plan.op = op;
   plan.B = op.getBatchSize();

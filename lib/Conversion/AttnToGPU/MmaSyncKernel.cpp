@@ -667,7 +667,8 @@ void MmaSyncEmitter::emit() {
                                      b.getI32IntegerAttr(0));
   }
 
-  // l over the quad; O = (l > 0) ? acc / l : 0; lse = m'' ln 2 + log l.
+  // l over the quad; O = acc * ((l != 0) ? 1 / l : 0) (buildNormalize);
+  // lse = m'' ln 2 + log l.
   auto pairType = VectorType::get({2}, elt);
   auto f2 = VectorType::get({2}, f32);
   for (int64_t rr = 0; rr < R; ++rr) {
@@ -677,10 +678,7 @@ void MmaSyncEmitter::emit() {
       l = k.fadd(
           l, gpu::ShuffleOp::create(b, loc, l, off, 32, gpu::ShuffleMode::XOR)
                  .getShuffleResult());
-    Value positive =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, k.f32(0));
-    Value inv = k.select(positive, arith::DivFOp::create(b, loc, k.f32(1), l),
-                         k.f32(0.0));
+    Value inv = attn::buildNormalize(b, loc, k.f32(1), l);
     Value valid = k.ult(rows[rr], k.idx(plan.Nq));
     scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
       KB e{nb, nl};

@@ -95,6 +95,26 @@ struct GenericBuilder {
                    })
         .getResult(0);
   }
+  /// The contraction `out[par...] += x * f32(y)` over the last loop of the
+  /// terms whose key is not hidden: `t` (the masked scores, read with
+  /// `xMap`) is -inf where it is (buildVisibleProduct).
+  Value contractVisible(ArrayRef<int64_t> outShape, Value t, Value x,
+                        AffineMap xMap, Value y, AffineMap yMap,
+                        AffineMap outMap) {
+    SmallVector<IteratorType> iters(outShape.size(), IteratorType::parallel);
+    iters.push_back(IteratorType::reduction);
+    return generic(RankedTensorType::get(outShape, f32), {t, x, y},
+                   filled(outShape, 0.0f), {xMap, xMap, yMap, outMap}, iters,
+                   [&](OpBuilder &nb, Location l, ValueRange a) {
+                     GenericBuilder n{nb, l, f32};
+                     Value term =
+                         buildVisibleProduct(nb, l, a[0], n.toF32(a[1]), a[2]);
+                     linalg::YieldOp::create(
+                         nb, l,
+                         ValueRange{arith::AddFOp::create(nb, l, a[3], term)});
+                   })
+        .getResult(0);
+  }
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> exprs) {
     return AffineMap::get(numDims, 0, exprs, b.getContext());
   }
@@ -239,7 +259,8 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
                       nb, l, ValueRange{arith::AddFOp::create(nb, l, a[0], a[1])});
                 })
           .getResult(0);
-  // P = (l > 0) ? E / l : 0, then dropout: P = P * (keep ? 1/(1-p) : 0).
+  // P = (l != 0) ? E / l : 0 (0 only for a row that sees no key; NaN
+  // propagates), then dropout: P = P * (keep ? 1/(1-p) : 0).
   bool hasDropout = static_cast<bool>(op.getSeed());
   Value probs =
       h.generic(scoreType, {exps, rowSum},
@@ -247,22 +268,19 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
                 {scoreMap, rowMap, scoreMap}, {par, par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
                   GenericBuilder n{nb, l, h.f32};
-                  Value zero = n.constF32(0.0f);
-                  Value positive = arith::CmpFOp::create(
-                      nb, l, arith::CmpFPredicate::OGT, a[1], zero);
-                  Value pr = arith::SelectOp::create(
-                      nb, l, positive, arith::DivFOp::create(nb, l, a[0], a[1]),
-                      zero);
+                  Value pr = buildNormalize(nb, l, a[0], a[1]);
                   if (hasDropout)
                     pr = arith::MulFOp::create(
                         nb, l, pr, buildDropoutFactor(nb, l, op, n.indices(4)));
                   linalg::YieldOp::create(nb, l, ValueRange{pr});
                 })
           .getResult(0);
-  // O[b,h,q,e] = sum_k P[b,h,q,k] * f32(V[b,h/G,k,e]).
+  // O[b,h,q,e] = sum_k P[b,h,q,k] * f32(V[b,h/G,k,e]) over the keys that
+  // are not hidden (T > -inf): a hidden key adds nothing, whatever V holds.
   SmallVector<int64_t> outShape = {B, Hq, Nq, Dv};
-  Value out = h.contract(outShape, probs, h.map(5, {d0, d1, d2, d4}),
-                         op.getValue(), h.map(5, {d0, kvHead, d4, d3}), id5);
+  Value out = h.contractVisible(outShape, masked, probs,
+                                h.map(5, {d0, d1, d2, d4}), op.getValue(),
+                                h.map(5, {d0, kvHead, d4, d3}), id5);
   out = h.castTo(out, op.getQueryType().getElementType());
   SmallVector<Value> results = {out};
   if (op.getLse()) {
@@ -376,9 +394,11 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
             .getResult(0);
 
   // dV_h[b,h,k,e] = sum_q Pd[b,h,q,k] dO[b,h,q,e]  (loops b, h, k, e, q).
-  Value dvPerHead =
-      h.contract({B, Hq, Nk, Dv}, dropped, h.map(5, {d0, d1, d4, d2}),
-                 op.getGradOutput(), h.map(5, {d0, d1, d4, d3}), id5);
+  // Every sum over keys or queries below skips the hidden (q, k)
+  // (buildVisibleProduct), whatever their P, dS, K, V or dO.
+  Value dvPerHead = h.contractVisible(
+      {B, Hq, Nk, Dv}, masked, dropped, h.map(5, {d0, d1, d4, d2}),
+      op.getGradOutput(), h.map(5, {d0, d1, d4, d3}), id5);
   // dPd[b,h,q,k] = sum_e dO[b,h,q,e] V[b,h/G,k,e].
   Value dpd = h.contract(scoreShape, op.getGradOutput(), h.map(5, {d0, d1, d2, d4}),
                          op.getValue(), h.map(5, {d0, kvHead, d3, d4}), id5);
@@ -387,8 +407,9 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
                         row4);
   // dS = P * (dPd * Z - Di) * J.
   Value ds =
-      h.generic(scoreType, {probs, dpd, di, jacobian}, h.empty(scoreShape, h.f32),
-                {id4, id4, row4, id4, id4}, {par, par, par, par},
+      h.generic(scoreType, {probs, dpd, di, jacobian},
+                h.empty(scoreShape, h.f32), {id4, id4, row4, id4, id4},
+                {par, par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
                   Value dp = a[1];
                   if (hasDropout) {
@@ -403,11 +424,13 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
                 })
           .getResult(0);
   // dQ[b,h,q,d] = sum_k dS[b,h,q,k] K[b,h/G,k,d].
-  Value dq = h.contract({B, Hq, Nq, D}, ds, h.map(5, {d0, d1, d2, d4}),
-                        op.getKey(), h.map(5, {d0, kvHead, d4, d3}), id5);
+  Value dq = h.contractVisible({B, Hq, Nq, D}, masked, ds,
+                               h.map(5, {d0, d1, d2, d4}), op.getKey(),
+                               h.map(5, {d0, kvHead, d4, d3}), id5);
   // dK_h[b,h,k,d] = sum_q dS[b,h,q,k] Q[b,h,q,d]  (loops b, h, k, d, q).
-  Value dkPerHead = h.contract({B, Hq, Nk, D}, ds, h.map(5, {d0, d1, d4, d2}),
-                               op.getQuery(), h.map(5, {d0, d1, d4, d3}), id5);
+  Value dkPerHead = h.contractVisible(
+      {B, Hq, Nk, D}, masked, ds, h.map(5, {d0, d1, d4, d2}), op.getQuery(),
+      h.map(5, {d0, d1, d4, d3}), id5);
   return SmallVector<Value>{h.castTo(dq, elementType),
                             reduceGroups(h, dkPerHead, G, elementType),
                             reduceGroups(h, dvPerHead, G, elementType)};

@@ -11,9 +11,10 @@
 //     m'    = max(m, rowmax(T))        m'' = (m' == -inf) ? 0 : m'
 //     P     = exp(T - m'')             alpha = exp(m - m'')
 //     l     = alpha * l + rowsum(P)
-//     acc   = alpha * acc + (P * Z) V_blk          (Z: dropout factor)
+//     acc   = alpha * acc + (P * Z) V_blk          (Z: dropout factor; a
+//             hidden key, T = -inf, adds nothing whatever V holds)
 //     m     = m'
-//   O   = (l > 0) ? acc / l : 0        lse = m'' + log(l)
+//   O   = (l != 0) ? acc / l : 0       lse = m'' + log(l)
 //
 // which equals the reference lowering's exp(T - max) / sum in real
 // arithmetic; only the order of the f32 accumulation differs.
@@ -25,7 +26,8 @@
 //   per (b, kv head, key block):  for each query head of the group and each
 //     query block that can see it:  dV += (P Z)^T dO,  dK += dS^T Q
 //   per (b, h, query block):      for each visible key block: dQ += dS K
-//   with dS = P * ((dO V^T) * Z - Di) * J, J = dT/dS (score_mod' * scale).
+//   with dS = P * ((dO V^T) * Z - Di) * J, J = dT/dS (score_mod' * scale);
+//   every sum skips the hidden (query, key) pairs (T = -inf).
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse/Conversion/AttnToSCF/AttnToSCF.h"
@@ -281,17 +283,21 @@ struct TileBuilder {
     bindDims(b.getContext(), i, j, r);
     return contract(filled({m, n}, 0.0f), a, {i, r}, bt, {j, r});
   }
-  /// acc [m, d] += a [m, n] * x [n, d].
-  Value accumulate(Value acc, Value a, Value x) {
+  /// acc [m, d] += a [m, n] * x [n, d] (or, `transposed`, acc [n, d] +=
+  /// a [m, n]^T * x [m, d]) over the (query, key) pairs that the masked
+  /// scores `t` [m, n] do not hide (buildVisibleProduct).
+  Value accumulateVisible(Value acc, Value t, Value a, Value x,
+                          bool transposed = false) {
     AffineExpr i, d, r;
     bindDims(b.getContext(), i, d, r);
-    return contract(acc, a, {i, r}, x, {r, d});
-  }
-  /// acc [n, d] += a [m, n]^T * x [m, d].
-  Value accumulateTransposed(Value acc, Value a, Value x) {
-    AffineExpr j, d, r;
-    bindDims(b.getContext(), j, d, r);
-    return contract(acc, a, {r, j}, x, {r, d});
+    AffineMap aMap = transposed ? map(3, {r, i}) : map(3, {i, r});
+    return generic({t, a, x}, acc,
+                   {aMap, aMap, map(3, {r, d}), map(3, {i, d})},
+                   {kPar, kPar, kRed}, [](TileBuilder &e, ValueRange v) {
+                     return Value(arith::AddFOp::create(
+                         e.b, e.loc, v[3],
+                         buildVisibleProduct(e.b, e.loc, v[0], v[1], v[2])));
+                   });
   }
   /// acc + f32(x) * f32(y).
   Value fma(Value x, Value y, Value acc) {
@@ -501,21 +507,16 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
             {kPar, kPar}, [](TileBuilder &e, ValueRange a) -> Value {
               return arith::MulFOp::create(e.b, e.loc, a[0], a[1]);
             });
-        Value accNew = u.accumulate(accScaled, p, vTile);
+        Value accNew = u.accumulateVisible(accScaled, masked, p, vTile);
         scf::YieldOp::create(lb, l, ValueRange{mNew, lNew, accNew});
       });
   Value m = loop.getResult(0), lsum = loop.getResult(1), acc = loop.getResult(2);
 
-  // O = (l > 0) ? acc / l : 0, rounded once; lse = m'' + log(l).
+  // O = (l != 0) ? acc / l : 0, rounded once; lse = m'' + log(l).
   Value out = t.generic(
       {acc, lsum}, t.empty({bq, dv}, t.f32), {ij, i2, ij}, {kPar, kPar},
       [](TileBuilder &e, ValueRange a) -> Value {
-        Value zero = e.cstF32(0.0f);
-        Value positive = arith::CmpFOp::create(
-            e.b, e.loc, arith::CmpFPredicate::OGT, a[1], zero);
-        return arith::SelectOp::create(
-            e.b, e.loc, positive, arith::DivFOp::create(e.b, e.loc, a[0], a[1]),
-            zero);
+        return buildNormalize(e.b, e.loc, a[0], a[1]);
       });
   out = t.roundTile(out, bq, plan.Dv);
   Value lse = t.generic({m, lsum}, t.empty({bq}, t.f32), {i1, i1, i1}, {kPar},
@@ -551,7 +552,7 @@ namespace {
 /// The probabilities P = (lse == -inf) ? 0 : exp(T - lse) and the score
 /// gradient dS = P * ((dO V^T) * Z - Di) * J of one tile.
 struct TileGradients {
-  Value p, ds;
+  Value masked, p, ds;
 };
 
 TileGradients buildTileGradients(TileBuilder &u, AttentionBackwardOp op,
@@ -582,7 +583,7 @@ TileGradients buildTileGradients(TileBuilder &u, AttentionBackwardOp op,
         Value dt = arith::MulFOp::create(e.b, e.loc, a[0], centered);
         return Value(arith::MulFOp::create(e.b, e.loc, dt, a[3]));
       });
-  return {p, ds};
+  return {masked, p, ds};
 }
 } // namespace
 
@@ -663,8 +664,11 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
                                  {kPar, kPar}, [&](TileBuilder &e, ValueRange a) {
                                    return e.applyDropout(a[0], c);
                                  });
-                Value dvAcc = u.accumulateTransposed(iter[1], pd, doTile);
-                Value dkAcc = u.accumulateTransposed(iter[0], grads.ds, qTile);
+                Value dvAcc = u.accumulateVisible(iter[1], grads.masked, pd,
+                                                  doTile, /*transposed=*/true);
+                Value dkAcc =
+                    u.accumulateVisible(iter[0], grads.masked, grads.ds, qTile,
+                                        /*transposed=*/true);
                 scf::YieldOp::create(lb, l, ValueRange{dkAcc, dvAcc});
               });
           scf::YieldOp::create(gb, gl, queryLoop.getResults());
@@ -717,7 +721,8 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
         TileGradients grads = buildTileGradients(u, op, c, qTile, kTile, vTile,
                                                  doTile, lseTile, diTile);
         // dQ += dS K.
-        scf::YieldOp::create(lb, l, u.accumulate(iter[0], grads.ds, kTile));
+        scf::YieldOp::create(
+            lb, l, u.accumulateVisible(iter[0], grads.masked, grads.ds, kTile));
       });
   Value dqTile = t.roundTile(keyLoop.getResult(0), bq, plan.D);
   b.setInsertionPointToStart(qForall.getTerminator().getBody());

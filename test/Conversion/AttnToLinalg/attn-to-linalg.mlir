@@ -20,7 +20,14 @@
 // CHECK:           arith.select %[[VIS]], %[[SCALED]], %{{.+}}
 // CHECK:         arith.maximumf
 // CHECK:         math.exp
-// CHECK:         %[[O32:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[VMAP]], {{.+}}], {{.+}} ins(%{{.+}}, %[[V]] :
+// CHECK:         %[[P:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>)
+// CHECK:           arith.cmpf une
+// CHECK:           arith.divf
+// The P V sum skips hidden keys (T = -inf), whatever V holds.
+// CHECK:         %[[O32:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[QMAP]], #[[VMAP]], {{.+}}], {{.+}} ins(%[[T]], %[[P]], %[[V]] :
+// CHECK:           %[[HIDDEN:.+]] = arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
+// CHECK:           %[[PV:.+]] = arith.mulf
+// CHECK:           arith.select %[[HIDDEN]], %{{.+}}, %[[PV]] : f32
 // CHECK:         %[[O:.+]] = linalg.generic {{.+}} ins(%[[O32]] :
 // CHECK:           arith.truncf %{{.+}} : f32 to bf16
 // CHECK:         %[[LSE:.+]] = linalg.generic

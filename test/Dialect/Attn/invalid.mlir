@@ -97,7 +97,7 @@ func.func @output_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: t
 // -----
 
 func.func @bias_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<8x8xi32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+1 {{bias element type must be a float type, got 'i32'}}
+  // expected-error @+1 {{bias element type must be f16, bf16, f32 or f64, got 'i32'}}
   %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<8x8xi32>) -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
@@ -316,4 +316,76 @@ func.func @backward_not_differentiable(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x
         attn.yield %f : f32
       } -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @bias_f8(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<8x8xf8E4M3FN>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{bias element type must be f16, bf16, f32 or f64, got 'f8E4M3FN'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<8x8xf8E4M3FN>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// The generic form can give a required operand an empty segment.
+func.func @empty_required_segment(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{requires exactly one 'key' operand (operandSegmentSizes), got 2}}
+  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 2, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @empty_required_segment_value(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{requires exactly one 'value' operand (operandSegmentSizes), got 0}}
+  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @backward_empty_required_segment(%q: tensor<1x1x4x4xf32>, %lse: tensor<1x1x4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{requires exactly one 'lse' operand (operandSegmentSizes), got 0}}
+  %dq, %dk, %dv = "attn.attention_backward"(%q, %q, %q, %q, %q, %lse) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>)
+  return %dq : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// An element count that overflows int64 (the score matrix has 2^64 elements).
+func.func @score_matrix_too_large(%q: tensor<1x1x4294967296x4xf32>) -> tensor<1x1x4294967296x4xf32> {
+  // expected-error @+1 {{the score matrix [1, 1, 4294967296, 4294967296] has more than 2^60 elements (its size in f64 must fit in int64)}}
+  %o = attn.attention ins(%q, %q, %q : tensor<1x1x4294967296x4xf32>, tensor<1x1x4294967296x4xf32>, tensor<1x1x4294967296x4xf32>) -> tensor<1x1x4294967296x4xf32>
+  return %o : tensor<1x1x4294967296x4xf32>
+}
+
+// -----
+
+func.func @operand_too_large(%q: tensor<1x1x1x4611686018427387904xf32>) -> tensor<1x1x1x4611686018427387904xf32> {
+  // expected-error @+1 {{the query [1, 1, 1, 4611686018427387904] has more than 2^60 elements}}
+  %o = attn.attention ins(%q, %q, %q : tensor<1x1x1x4611686018427387904xf32>, tensor<1x1x1x4611686018427387904xf32>, tensor<1x1x1x4611686018427387904xf32>) -> tensor<1x1x1x4611686018427387904xf32>
+  return %o : tensor<1x1x1x4611686018427387904xf32>
+}
+
+// -----
+
+// A score used only inside a nested region has a derivative the forward mode
+// cannot see (it read dQ = dK = 0): rejected at that op.
+func.func @backward_score_in_nested_region(%q: tensor<1x1x4x4xf32>, %o: tensor<1x1x4x4xf32>, %lse: tensor<1x1x4xf32>) -> tensor<1x1x4x4xf32> {
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %q, %q : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>)
+      grad(%o, %lse, %o : tensor<1x1x4x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4x4xf32>) score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %c = arith.cmpi ule, %j, %i : index
+        // expected-error @+1 {{'scf.if' op in a score_mod region cannot be differentiated with respect to the score (it uses the score inside its regions}}
+        %r = scf.if %c -> f32 {
+          %t = math.tanh %s : f32
+          scf.yield %t : f32
+        } else {
+          %z = arith.constant 0.0 : f32
+          scf.yield %z : f32
+        }
+        attn.yield %r : f32
+      } -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+  return %dq : tensor<1x1x4x4xf32>
 }

@@ -5,6 +5,8 @@
 // independent analytic fp64 evaluation.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attnfuse-run %s --seed=3 --pipeline-options="block-q=2 block-k=3" --dump-inputs=%t/in --dump-f64=%t/f64 --dump-outputs=%t/tiled --dump-reference=%t/naive | FileCheck %s
+// RUN: attnfuse-run %s --seed=3 --check=fd --pipeline-options="block-q=2 block-k=3" | FileCheck %s --check-prefix=ORACLE
+// ORACLE: check=fd: PASS
 // RUN: %reference gradcheck --inputs %t/in --outputs %t/f64 --seed 4 --dropout 0.2 --scale 1.5 --softcap 2 --mask causal --align bottom_right | FileCheck %s --check-prefix=FD
 // RUN: %reference check --backward --inputs %t/in --outputs %t/naive --seed 4 --dropout 0.2 --scale 1.5 --softcap 2 --mask causal --align bottom_right
 // RUN: %reference check --backward --inputs %t/in --outputs %t/tiled --seed 4 --dropout 0.2 --scale 1.5 --softcap 2 --mask causal --align bottom_right

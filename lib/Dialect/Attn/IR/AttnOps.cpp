@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -93,6 +94,14 @@ static LogicalResult verifyBroadcastable(Operation *op, StringRef name,
 template <typename OpTy>
 static LogicalResult verifyAttentionInputs(OpTy op) {
   auto emitOpError = [&]() { return op.emitOpError(); };
+  // The generated verifier checks the optional operands' segments (0 or 1
+  // operand) but not the required ones; every accessor below assumes one.
+  for (auto [i, name] : llvm::enumerate(OpTy::getRequiredOperandNames())) {
+    unsigned length = op.getODSOperandIndexAndLength(i).second;
+    if (length != 1)
+      return emitOpError() << "requires exactly one '" << name
+                           << "' operand (operandSegmentSizes), got " << length;
+  }
   struct Named {
     StringRef name, layout;
     RankedTensorType type;
@@ -142,6 +151,25 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
     if (q[i] <= 0 || k[i] <= 0 || v[i] <= 0)
       return emitOpError() << "query, key and value dimensions must be "
                               "positive";
+  // Sizes: every lowering indexes in 64 bits, and the reference lowering
+  // materializes the score matrix [B, Hq, Nq, Nk] (in f64 in attnfuse-run's
+  // fp64 evaluation), so each of these must have at most 2^60 elements.
+  SmallVector<int64_t> scores = {q[0], q[1], q[2], k[2]};
+  SmallVector<int64_t> out = {q[0], q[1], q[2], v[3]};
+  struct Sized {
+    StringRef name;
+    ArrayRef<int64_t> shape;
+  };
+  for (Sized t : {Sized{"query", q}, Sized{"key", k}, Sized{"value", v},
+                  Sized{"output", out}, Sized{"score matrix", scores}}) {
+    int64_t bytes = 8;
+    if (llvm::any_of(t.shape, [&](int64_t d) {
+          return llvm::MulOverflow(bytes, d, bytes);
+        }))
+      return emitOpError() << "the " << t.name << " " << shapeString(t.shape)
+                           << " has more than 2^60 elements (its size in f64 "
+                              "must fit in int64)";
+  }
   if (q[1] % k[1] != 0)
     return emitOpError() << "number of query heads (" << q[1]
                          << ") must be a multiple of the number of key/value "
@@ -152,9 +180,11 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   SmallVector<int64_t> scoreShape = {q[0], q[1], q[2], k[2]};
   if (Value bias = op.getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
-    if (!isa<FloatType>(biasType.getElementType()))
-      return emitOpError() << "bias element type must be a float type, got "
-                           << biasType.getElementType();
+    Type biasElement = biasType.getElementType();
+    if (!isAttentionElementType(biasElement) && !biasElement.isF64())
+      return emitOpError() << "bias element type must be f16, bf16, f32 or "
+                              "f64, got "
+                           << biasElement;
     if (failed(verifyBroadcastable(op, "bias", biasType, scoreShape)))
       return failure();
   }

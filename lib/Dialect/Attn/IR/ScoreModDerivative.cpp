@@ -161,12 +161,22 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
   }
   TangentBuilder tb(b, loc);
   for (Operation &op : block.without_terminator()) {
-    bool dependent = llvm::any_of(op.getOperands(), [&](Value v) {
-      return dependsOnScore.contains(v);
+    // The operands of `op` and of the operations nested in its regions (which
+    // read the block's values from above).
+    bool dependent = false;
+    op.walk([&](Operation *inner) {
+      dependent |= llvm::any_of(inner->getOperands(), [&](Value v) {
+        return dependsOnScore.contains(v);
+      });
     });
     Operation *clone = b ? cloneScoreModOp(*b, op, primal) : nullptr;
     if (!dependent)
       continue;
+    if (op.getNumRegions() != 0)
+      return op.emitOpError()
+             << "in a score_mod region cannot be differentiated with respect "
+                "to the score (it uses the score inside its regions; write "
+                "the region with arith.select instead)";
     if (op.getNumResults() != 1)
       return op.emitOpError()
              << "in a score_mod region cannot be differentiated with respect "
@@ -198,22 +208,65 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
   Value derivative = tangentOf.lookup(yielded);
   if (!derivative)
     derivative = arith::ConstantOp::create(*b, loc, b->getF32FloatAttr(0.0f));
-  return std::make_pair(primal.lookupOrDefault(yielded), derivative);
+  return std::make_pair(
+      lookupOrCloneScoreModValue(*b, yielded, region, primal), derivative);
 }
 } // namespace
 
+/// Whether `v` is defined outside `region` by a constant.
+static bool isConstantFromAbove(Value v, Region &region) {
+  Operation *def = v.getDefiningOp();
+  return def && !region.isAncestor(def->getParentRegion()) &&
+         def->hasTrait<OpTrait::ConstantLike>();
+}
+
+Value attnfuse::attn::lookupOrCloneScoreModValue(OpBuilder &b, Value v,
+                                                 Region &scoreMod,
+                                                 IRMapping &mapping) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  if (!isConstantFromAbove(v, scoreMod))
+    return v;
+  return b.clone(*v.getDefiningOp(), mapping)->getResult(
+      cast<OpResult>(v).getResultNumber());
+}
+
 Operation *attnfuse::attn::cloneScoreModOp(OpBuilder &b, Operation &op,
                                            IRMapping &mapping) {
-  Region *region = op.getParentRegion();
-  for (Value operand : op.getOperands()) {
-    Operation *def = operand.getDefiningOp();
-    if (mapping.contains(operand) || !def ||
-        region->isAncestor(def->getParentRegion()) ||
-        !def->hasTrait<OpTrait::ConstantLike>())
-      continue;
-    b.clone(*def, mapping);
-  }
+  Region *scoreMod = op.getParentRegion();
+  // Operands of `op` and of the operations nested in it.
+  op.walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      (void)lookupOrCloneScoreModValue(b, operand, *scoreMod, mapping);
+  });
   return b.clone(op, mapping);
+}
+
+Value attnfuse::attn::cloneScoreMod(OpBuilder &b, Region &scoreMod,
+                                    Value score, ValueRange coords,
+                                    IRMapping &mapping) {
+  Block &block = scoreMod.front();
+  mapping.map(block.getArgument(0), score);
+  for (auto [arg, c] : llvm::zip(block.getArguments().drop_front(), coords))
+    mapping.map(arg, c);
+  for (Operation &op : block.without_terminator())
+    cloneScoreModOp(b, op, mapping);
+  return lookupOrCloneScoreModValue(
+      b, cast<YieldOp>(block.getTerminator()).getValues().front(), scoreMod,
+      mapping);
+}
+
+llvm::SetVector<Value> attnfuse::attn::getScoreModCaptures(Region &scoreMod) {
+  llvm::SetVector<Value> captures;
+  scoreMod.walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      Region *defRegion = operand.getParentRegion();
+      if (!scoreMod.isAncestor(defRegion) &&
+          !isConstantFromAbove(operand, scoreMod))
+        captures.insert(operand);
+    }
+  });
+  return captures;
 }
 
 FailureOr<std::pair<Value, Value>>

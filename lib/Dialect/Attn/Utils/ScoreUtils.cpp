@@ -70,14 +70,8 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value s
                     ValueRange coords) {
   if (!op.hasScoreMod())
     return score;
-  Block &block = op.getScoreModRegion().front();
-  IRMapping map;
-  map.map(block.getArgument(0), score);
-  for (auto [arg, coord] : llvm::zip(block.getArguments().drop_front(), coords))
-    map.map(arg, coord);
-  for (Operation &inner : block.without_terminator())
-    cloneScoreModOp(b, inner, map);
-  return map.lookup(cast<YieldOp>(block.getTerminator()).getValues().front());
+  IRMapping mapping;
+  return cloneScoreMod(b, op.getScoreModRegion(), score, coords, mapping);
 }
 
 Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Value s,
@@ -113,6 +107,31 @@ Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Valu
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
   return arith::SelectOp::create(b, loc, visible, t, negInf);
+}
+
+Value buildVisibleProduct(OpBuilder &b, Location loc, Value t, Value p,
+                          Value x) {
+  Type f32 = b.getF32Type();
+  if (x.getType() != f32)
+    x = x.getType().getIntOrFloatBitWidth() < 32
+            ? Value(arith::ExtFOp::create(b, loc, f32, x))
+            : Value(arith::TruncFOp::create(b, loc, f32, x));
+  Value hidden = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, t,
+      arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
+  return arith::SelectOp::create(
+      b, loc, hidden, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+      arith::MulFOp::create(b, loc, p, x));
+}
+
+Value buildNormalize(OpBuilder &b, Location loc, Value x, Value l) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  // UNE: true for l != 0 and for a NaN l.
+  Value seesAKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, l, zero);
+  return arith::SelectOp::create(b, loc, seesAKey,
+                                 arith::DivFOp::create(b, loc, x, l), zero);
 }
 
 Value buildPhilox(OpBuilder &b, Location loc, Value seed, ValueRange bhqk) {

@@ -10,6 +10,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include "attnfuse/Dialect/Attn/IR/AttnOpsDialect.h.inc"
 #include "attnfuse/Dialect/Attn/IR/AttnEnums.h.inc"
@@ -50,13 +51,34 @@ buildScoreModWithDerivative(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Region &scoreMod, mlir::Value score,
                             mlir::ValueRange coords);
 
-/// Clones `op` (an operation of a score_mod region) at the builder's
-/// insertion point with `mapping`; constants it uses from outside the region
+/// The value that `v` (an operand, or the yielded value, of a score_mod
+/// region) stands for at the builder's insertion point: its clone when
+/// `mapping` has one; for a value defined outside the region by a constant
 /// (which canonicalization hoists there, the op not being isolated from
-/// above) are cloned first, so the clone is self-contained wherever it lands,
-/// e.g. in a GPU kernel.
+/// above), a clone of the constant, recorded in `mapping`, so that the result
+/// is self-contained wherever it lands, e.g. in a GPU kernel; any other value
+/// from above as it is (see getScoreModCaptures).
+mlir::Value lookupOrCloneScoreModValue(mlir::OpBuilder &b, mlir::Value v,
+                                       mlir::Region &scoreMod,
+                                       mlir::IRMapping &mapping);
+
+/// Clones `op` (an operation of a score_mod region) at the builder's
+/// insertion point with `mapping`, after the constants from above that it or
+/// its nested regions use (lookupOrCloneScoreModValue).
 mlir::Operation *cloneScoreModOp(mlir::OpBuilder &b, mlir::Operation &op,
                                  mlir::IRMapping &mapping);
+
+/// Clones the whole score_mod region at the builder's insertion point with
+/// (score, b, h, q, k) substituted for its arguments and returns the value
+/// it yields. `mapping` receives the clones.
+mlir::Value cloneScoreMod(mlir::OpBuilder &b, mlir::Region &scoreMod,
+                          mlir::Value score, mlir::ValueRange coords,
+                          mlir::IRMapping &mapping);
+
+/// The values that the score_mod region (or a region nested in it) uses from
+/// outside it and that are not results of constants: a lowering that moves
+/// the region out of the function (a GPU kernel) must pass them in.
+llvm::SetVector<mlir::Value> getScoreModCaptures(mlir::Region &scoreMod);
 
 /// Checks that buildScoreModWithDerivative can differentiate `scoreMod`;
 /// reports the first operation it cannot at that operation.

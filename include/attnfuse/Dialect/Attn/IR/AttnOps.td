@@ -119,9 +119,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     T[b,h,q,k] = -inf   where the structural mask or keep_mask hides (q, k)
     m[b,h,q]   = max_k T[b,h,q,k]          m' = (m == -inf) ? 0 : m
     l[b,h,q]   = sum_k exp(T[b,h,q,k] - m')
-    P[b,h,q,k] = (l > 0) ? exp(T[b,h,q,k] - m') / l : 0
+    P[b,h,q,k] = (l != 0) ? exp(T[b,h,q,k] - m') / l : 0
     P[b,h,q,k] = keep(seed,b,h,q,k) ? P[b,h,q,k] * (1 / (1 - p)) : 0   (dropout)
-    O[b,h,q,e] = sum_k P[b,h,q,k] * V[b,h/G,k,e]
+    O[b,h,q,e] = sum_{k : T[b,h,q,k] > -inf} P[b,h,q,k] * V[b,h/G,k,e]
     lse[b,h,q] = m' + log(l)
     ```
 
@@ -138,14 +138,17 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       `-window_left <= k - (q + off) <= window_right`. `causal` is
       `window_left = inf, window_right = 0`; `sliding_window` takes both
       bounds (non-negative) as attributes; `none` hides nothing.
-    * `bias` (any float type) and `keep_mask` (`i1`, true = keep) have rank at
-      most 4 and broadcast to `[B, Hq, Nq, Nk]` with numpy's rules (aligned on
-      the right, each dimension 1 or full size).
+    * `bias` (f16, bf16, f32 or f64) and `keep_mask` (`i1`, true = keep)
+      have rank at most 4 and broadcast to `[B, Hq, Nq, Nk]` with numpy's
+      rules (aligned on the right, each dimension 1 or full size).
+    * Q, K, V, O and the score matrix `[B, Hq, Nq, Nk]` have at most 2^60
+      elements each.
     * The optional `score_mod` region is a pointwise function of the scaled
       score (f32) and its coordinates `(b, h, q, k)` (index) that yields the
       new score (f32) with `attn.yield`; softcapping, ALiBi and
       relative-position terms are written here. Its operations must be free
-      of memory effects.
+      of memory effects. It may use values defined outside it (constants,
+      scalars of the function); the GPU kernels take only constants.
     * `dropout_p` in `[0, 1)` drops probabilities after normalization, from a
       counter-based generator, so a backward pass regenerates the same mask:
       `r = Philox4x32-10(counter = (k, q, h, b), key = (seed[31:0], seed[63:32]))`,
@@ -153,7 +156,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       operand (i64) is present iff `dropout_p > 0`.
     * **Rows in which every key is hidden** (by the masks, or by a bias or
       `score_mod` of `-inf`) produce `O = 0` and `lse = -inf`; they never
-      produce NaN.
+      produce NaN. A NaN or `+inf` score makes its row's `O` and `lse` NaN.
+      A hidden key (`T = -inf`) contributes nothing to `O`, whatever `V`
+      holds (docs/Semantics.md).
 
     Example (grouped-query, causal, bottom-right aligned, softcapped scores):
 
@@ -208,6 +213,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
   let hasCanonicalizer = 1;
 
   let extraClassDeclaration = [{
+    /// The operands that are not optional, in order (one each).
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getRequiredOperandNames() {
+      static constexpr ::llvm::StringLiteral names[] = {"query", "key",
+                                                        "value"};
+      return names;
+    }
     /// Sizes read off the operand types (the verifier guarantees rank 4).
     int64_t getBatchSize() { return getQueryType().getDimSize(0); }
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
@@ -311,6 +322,12 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
   let hasRegionVerifier = 1;
 
   let extraClassDeclaration = [{
+    /// The operands that are not optional, in order (one each).
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getRequiredOperandNames() {
+      static constexpr ::llvm::StringLiteral names[] = {
+          "query", "key", "value", "output", "lse", "grad_output"};
+      return names;
+    }
     ::mlir::RankedTensorType getQueryType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
     }

@@ -57,6 +57,21 @@ mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value keep, bool applyStructuralMask,
                              mlir::Value *derivative = nullptr);
 
+/// The term `p * x` of a sum over keys or queries (P V in the forward pass;
+/// dS K, dS^T Q and (P Z)^T dO in the backward pass) for a (query, key) pair
+/// whose masked score is `t` (f32): 0 where
+/// the key is hidden (t = -inf), whatever `p` and `x` are (no 0 * inf), so
+/// that a hidden key contributes exactly nothing in every lowering and at
+/// every block size (docs/Semantics.md). `x` is converted to f32.
+mlir::Value buildVisibleProduct(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value t, mlir::Value p, mlir::Value x);
+
+/// The normalization of the forward pass, `l != 0 ? x / l : 0` (f32): 0 only
+/// for a row that sees no key (l = 0); a NaN `l` (a NaN or +inf score in the
+/// row) propagates.
+mlir::Value buildNormalize(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value x, mlir::Value l);
+
 /// The dropout factor of element (b, h, q, k): `keep ? 1 / (1 - p) : 0`
 /// (f32); 1 without dropout.
 mlir::Value buildDropoutFactor(mlir::OpBuilder &b, mlir::Location loc,
