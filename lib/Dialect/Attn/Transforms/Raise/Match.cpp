@@ -6,6 +6,9 @@
 #include "mlir/IR/Matchers.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -108,20 +111,34 @@ FailureOr<Chain> Matcher::match() {
                   "the softmax input does not read the first contraction"),
              failure();
     scoresAccess = sLeaf->access;
-    // Intermediates must not escape: every user of a chain op is in the chain.
+    // Intermediates must not escape: every user of a chain op is in the
+    // chain, or dead (an unused reshape of the scores is no escape; it is
+    // erased with the chain).
     visited.insert(contractions.front());
+    SetVector<Operation *> dead;
+    std::function<bool(Operation *)> isDead = [&](Operation *op) {
+      if (dead.contains(op))
+        return true;
+      if (op->getNumResults() == 0 || !isMemoryEffectFree(op) ||
+          op->getNumRegions() != 0 ||
+          !llvm::all_of(op->getUsers(), isDead))
+        return false;
+      dead.insert(op);
+      return true;
+    };
     for (Operation *op : visited)
       for (Operation *user : op->getUsers())
-        if (user != c2op && !visited.contains(user))
+        if (user != c2op && !visited.contains(user) && !isDead(user))
           return (void)fail(op, "escapes",
                       "an intermediate of the chain has a user outside it (" +
                           user->getName().getStringRef() + ")"),
                  failure();
     for (Operation *op : slice)
-      if (!visited.contains(op))
+      if (!visited.contains(op) && !isDead(op))
         return (void)fail(op, "escapes",
                     "the scores flow into an op outside the chain"),
                failure();
+    visited.insert(dead.begin(), dead.end());
     chain.ops = visited;
     if (failed(assignRoles(chain)))
       return failure();

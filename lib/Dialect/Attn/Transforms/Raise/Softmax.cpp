@@ -160,8 +160,10 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
   double zero;
   if (!isConstTerm(l->args[1], &zero) || zero != 0.0)
     return fail(sumAt, "softmax-sum", "the softmax sum does not start at 0");
+  // Casts around the summed exponentials (a bf16 numerator summed in an f32
+  // accumulator) only round; the op sums in f32.
   TermEq sumEq{{{l->dim, k}}, ctx};
-  if (!sumEq.eq(l->args[0], e))
+  if (!sumEq.eq(stripCasts(l->args[0]), stripCasts(e)))
     return fail(sumAt, "softmax-axis",
                 "the softmax sum does not reduce the exponentials over the "
                 "key axis (the reduction axis of the second contraction)");
