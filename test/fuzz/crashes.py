@@ -106,7 +106,12 @@ def signature(returncode, log):
     if frames:
         return kind + ": " + " < ".join(frames[:2])
     upstream = upstream_frame(log)
-    return kind + (": upstream " + upstream if upstream else "")
+    if upstream:
+        return kind + ": upstream " + upstream
+    # No symbol at all: what the pretty stack trace says it was doing.
+    doing = re.findall(r"^\d+\.\s+(?!Program arguments)(.*\S)", log, re.M)
+    return kind + (": upstream [" + re.sub(r"\d+", "N", doing[-1]).strip() + "]"
+                   if doing else "")
 
 
 def load_known(path=KNOWN_FILE):

@@ -98,7 +98,8 @@ def corpus_case(rng, chunks, bin_dir, work, findings, mutating):
 
     def save(d):
         small, act = (text, action)
-        if not crashes.is_known(f"{mode}: {sig}", findings.known):
+        if sig != "timeout" and not crashes.is_known(f"{mode}: {sig}",
+                                                      findings.known):
             small, act = corpus.minimize(text, action, sig, bin_dir,
                                          os.path.join(work, "min.mlir"))
         with open(os.path.join(d, "input.mlir"), "w") as f:

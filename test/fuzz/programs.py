@@ -435,7 +435,7 @@ def make_inputs(c, directory):
     """Writes arg<i>.npy for @f; returns the list of paths."""
     rng = np.random.default_rng(c["input_seed"])
     sh = shapes(c)
-    normal = lambda shape, amp: np.clip(rng.standard_normal(shape), -3, 3) * amp
+    normal = lambda shape, amp: np.asarray(np.clip(rng.standard_normal(shape), -3, 3) * amp)
     arrays = [normal(sh["q"], c["amp"][0]), normal(sh["k"], c["amp"][1]),
               normal(sh["v"], c["amp"][2])]
     if c["backward"]:
