@@ -26,7 +26,7 @@ for tool in memcheck racecheck synccheck initcheck; do
   for fam in $FAMILIES; do
     log="$LOGS/$tool-$fam.log"
     start=$(date +%s)
-    "$SAN" --tool "$tool" "${extra[@]}" --kernel-name regex:attn_fwd \
+    "$SAN" --tool "$tool" "${extra[@]}" --kernel-name kns=attn_fwd \
       --print-limit 100 python3 "$ROOT/test/GPU/check_gpu.py" "$ART" \
       --family "$fam" --guard 0 > "$log" 2>&1
     rc=$?
