@@ -35,21 +35,45 @@ def _strip_nested(text, open_ch, close_ch):
     return "".join(out)
 
 
+_RUNTIME_PREFIXES = ("__interceptor_", "___interceptor_", "__asan",
+                     "__sanitizer", "__ubsan")
+_RUNTIME = {"memmove", "memcpy", "memset", "new", "delete", "malloc",
+            "calloc", "realloc", "free", "operator"}
+
+
 def simplify_frame(frame):
-    """`void ns::f<T>(int) const (file+0x..)` -> `ns::f`; None if unnamed."""
+    """`void ns::f<T>(int) const (file+0x..)` -> `ns::f`; None if unnamed
+    or a sanitizer runtime frame (ASan writes `in f(...) file:line`)."""
+    frame = re.sub(r"^in ", "", re.sub(r"\s\(BuildId: \w+\)$", "", frame))
     name = re.sub(r"\s\((/|\S+\+0x)[^)]*\)$", "", frame)  # module+offset
     name = re.sub(r"\s\S+:\d+:\d+$", "", name)            # file:line:col
     if name.startswith("(") or not name.strip():
         return None
     name = name.replace("(anonymous namespace)", "anon")
     name = _strip_nested(_strip_nested(name, "(", ")"), "<", ">")
+    name = re.sub(r"(\s+(const|volatile|&|&&))+\s*$", "", name)
     name = name.split()[-1] if name.split() else ""
+    if name.startswith(_RUNTIME_PREFIXES) or name in _RUNTIME:
+        return None
     return name or None
+
+
+def _first_stack(log):
+    """The lines of the first stack trace (a sanitizer report has more: where
+    the memory was allocated, freed, ...)."""
+    lines, started = [], False
+    for line in log.splitlines():
+        if _FRAME.match(line):
+            started = True
+            lines.append(line)
+        elif started:
+            break
+    return lines
 
 
 def project_frames(log):
     frames = []
-    for line in log.splitlines():
+    for line in _first_stack(log):
         m = _FRAME.match(line)
         if not m:
             continue
@@ -65,7 +89,7 @@ def project_frames(log):
 def upstream_frame(log):
     """The first named frame below the signal handler, for crashes that
     never reach a project frame (e.g. the parser's recursion)."""
-    for line in log.splitlines():
+    for line in _first_stack(log):
         m = _FRAME.match(line)
         if m and not any(x in m.group(1) for x in ("libc.so", " ./", "libstdc++")):
             name = simplify_frame(m.group(1))
@@ -90,6 +114,8 @@ def signature(returncode, log):
                    r"Sanitizer", log, re.M):
         m = re.search(r"SUMMARY: (\w+Sanitizer): (\S+)", log)
         kind = f"{m.group(1)}: {m.group(2)}" if m else "sanitizer"
+        if kind == "AddressSanitizer: SEGV":  # as without ASan
+            kind = "SIGSEGV"
     elif re.search(r"runtime error: ", log):
         m = re.search(r"runtime error: ([^0-9\n]*)", log)
         kind = "UBSan: " + m.group(1).strip()
