@@ -8,6 +8,7 @@
 # the outputs get no guard bands (memcheck sees stray writes itself).
 #
 # Usage: scripts/run-compute-sanitizer.sh [ARTIFACTS (default .gpu-artifacts)]
+# (TOOLS="memcheck racecheck" runs only those tools, e.g. to split the run.)
 # Logs: $OUT/compute-sanitizer/TOOL-FAMILY.log (OUT default: ./sanitizer-out).
 # Prints one line per tool and family (errors, configurations checked) and a
 # total; exit status 1 if any tool reports an error or a check fails.
@@ -20,7 +21,7 @@ mkdir -p "$LOGS"
 FAMILIES=$(python3 -c "import sys; sys.path.insert(0, '$ROOT/bench'); \
 import gpu_configs; print(' '.join(gpu_configs.FAMILIES))")
 status=0; total_errors=0; runs=0
-for tool in memcheck racecheck synccheck initcheck; do
+for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
   extra=()
   [ "$tool" = racecheck ] && extra=(--racecheck-report all)
   for fam in $FAMILIES; do
@@ -43,5 +44,5 @@ for tool in memcheck racecheck synccheck initcheck; do
     echo "$ok $tool $fam: $errors errors${hazards:+, $hazards hazards}, ${configs:-no configurations run} ($(( $(date +%s) - start )) s) -> $log"
   done
 done
-echo "compute-sanitizer: $runs runs ($FAMILIES x 4 tools), $total_errors errors; status $status"
+echo "compute-sanitizer: $runs runs (families: $FAMILIES; tools: ${TOOLS:-all 4}), $total_errors errors; status $status"
 exit $status
