@@ -8,15 +8,26 @@ artifacts' manifest). Pure Python: runs where there is no MLIR.
 
 SOFTCAP = 30.0
 
+# The kernel families of convert-attn-to-gpu, by the option that selects
+# each: the GPU sweep (role sweep) and scripts/run-compute-sanitizer.sh cover
+# every family listed here. A new family needs its check configurations too.
+FAMILIES = {"simt": "mma=simt", "mma_sync": "mma=mma_sync"}
+
+
+def family(c):
+    """The family of a configuration: the first listed option it uses."""
+    opts = c["opts"].split()
+    return next(f for f, o in FAMILIES.items() if o in opts)
+
 
 def cfg(name, dtype="bf16", B=2, Hq=4, Hkv=None, Nq=128, Nk=None, D=64,
         Dv=None, mask="none", align="top_left", window=None, bias=None,
         keep=None, score_mod=None, dropout=0.0, role="check",
-        opts="mma=simt"):
+        opts="mma=simt", softcap=SOFTCAP):
     return dict(name=name, dtype=dtype, B=B, Hq=Hq, Hkv=Hkv or Hq, Nq=Nq,
                 Nk=Nk or Nq, D=D, Dv=Dv or D, mask=mask, align=align,
                 window=window, bias=bias, keep=keep, score_mod=score_mod,
-                dropout=dropout, role=role, opts=opts)
+                dropout=dropout, role=role, opts=opts, softcap=softcap)
 
 
 CHECK = [
@@ -139,7 +150,59 @@ BENCH += [
               dropout=0.1),
 ]
 
-ALL = CHECK + BENCH
+
+def pairwise(axes, seed=0):
+    """A small list of points (dicts) such that every pair of values of every
+    two axes occurs in some point (greedy all-pairs)."""
+    import itertools
+    import random
+    rng = random.Random(seed)
+    names = list(axes)
+    todo = {(a, x, b, y) for a, b in itertools.combinations(names, 2)
+            for x in axes[a] for y in axes[b]}
+    points = []
+    while todo:
+        a, x, b, y = min(todo, key=lambda t: (names.index(t[0]), repr(t)))
+        best, gain = None, -1
+        for _ in range(60):  # random completions of the first missing pair
+            p = {n: rng.choice(axes[n]) for n in names}
+            p[a], p[b] = x, y
+            g = sum((n1, p[n1], n2, p[n2]) in todo
+                    for n1, n2 in itertools.combinations(names, 2))
+            if g > gain:
+                best, gain = p, g
+        points.append(best)
+        todo -= {(n1, best[n1], n2, best[n2])
+                 for n1, n2 in itertools.combinations(names, 2)}
+    return points
+
+
+# FlashAttention's test grid (tests/test_flash_attn.py), covered pairwise per
+# kernel family (role sweep: test/GPU/check_gpu.py --role sweep; a head dim a
+# family does not support is compiled as "unsupported").
+SWEEP_AXES = dict(
+    seqlens=[(113, 203), (128, 217), (113, 211), (108, 256), (256, 512),
+             (512, 256), (1024, 1024), (1023, 1024), (1024, 1023),
+             (2048, 2048)],
+    D=[32, 40, 59, 64, 96, 111, 128, 160, 192, 224, 256],
+    mask=["none", "causal", "sliding_window"],
+    heads=[(4, 4), (4, 2), (4, 1)],  # MHA, GQA, MQA
+    dropout=[0.0, 0.17], softcap=[0.0, 50.0], dtype=["bf16", "f16"])
+SWEEP = []
+for fam, fam_opts in FAMILIES.items():
+    for p in pairwise(SWEEP_AXES):
+        (nq, nk), (hq, hkv) = p["seqlens"], p["heads"]
+        SWEEP.append(cfg(
+            f"sweep_{fam}_{p['dtype']}_n{nq}x{nk}_d{p['D']}_{p['mask']}_h{hq}x{hkv}"
+            f"_p{int(p['dropout'] * 100)}_cap{int(p['softcap'])}",
+            dtype=p["dtype"], B=1, Hq=hq, Hkv=hkv, Nq=nq, Nk=nk, D=p["D"],
+            mask=p["mask"], align="bottom_right" if p["mask"] != "none" else "top_left",
+            window=(128, 32) if p["mask"] == "sliding_window" else None,
+            score_mod="softcap" if p["softcap"] else None,
+            softcap=p["softcap"] or SOFTCAP, dropout=p["dropout"],
+            role="sweep", opts=fam_opts))
+
+ALL = CHECK + BENCH + SWEEP
 
 
 def side_shape(c, spec):
@@ -180,7 +243,7 @@ def mlir_for(c):
     if c["score_mod"] == "softcap":
         region = f""" score_mod {{
     ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-      %cap = arith.constant {SOFTCAP} : f32
+      %cap = arith.constant {float(c.get("softcap", SOFTCAP))} : f32
       %x = arith.divf %s, %cap : f32
       %th = math.tanh %x : f32
       %y = arith.mulf %th, %cap : f32

@@ -8,7 +8,10 @@
 # MLIR: test/GPU/check_gpu.py and bench/bench_attention.py run from these.
 # Usage: scripts/build-gpu-artifacts.sh [OUT] [CHIP] [ROLE]
 # (ROLE: only the configurations of that role, e.g. check; a chip other than
-# sm_90a also skips the compile-time measurement.)
+# sm_90a also skips the compile-time measurement. With ROLE sweep a
+# configuration whose compile fails with a diagnostic is written as
+# NAME.unsupported instead, and only the cubin and JSON are kept, to keep the
+# payload small.)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/.gpu-artifacts}"
@@ -23,12 +26,25 @@ for name in $(python3 "$CONFIGS" list $ROLE); do
   d="$OUT/$name"
   python3 "$CONFIGS" mlir "$name" > "$d.mlir"
   opts="$(python3 "$CONFIGS" opts "$name")"
-  "$OPT" "$d.mlir" --convert-attn-to-gpu="$opts" -o "$d.stage1.mlir"
-  "$OPT" "$d.mlir" --attn-lower-to-nvvm-pipeline="chip=$CHIP format=isa $opts" \
-    -o "$d.final.mlir"
+  if ! "$OPT" "$d.mlir" --convert-attn-to-gpu="$opts" -o "$d.stage1.mlir" \
+      2> "$d.err" ||
+     ! "$OPT" "$d.mlir" --attn-lower-to-nvvm-pipeline="chip=$CHIP format=isa $opts" \
+      -o "$d.final.mlir" 2>> "$d.err"; then
+    # A diagnostic (exit 1) marks what the family does not support; a crash
+    # is an error whatever the role.
+    if [ "$ROLE" = sweep ] && ! grep -q "Stack dump" "$d.err"; then
+      mv "$d.err" "$d.unsupported"
+      rm -f "$d.stage1.mlir" "$d.final.mlir"
+      echo "$name: unsupported: $(grep -m1 'error:' "$d.unsupported" | sed 's/.*error: //')"
+      continue
+    fi
+    cat "$d.err" >&2; exit 1
+  fi
+  rm -f "$d.err"
   python3 "$ROOT/bench/extract_kernels.py" "$d.stage1.mlir" "$d.final.mlir" "$d"
   "$PTXAS" -arch="$CHIP" -O3 -v "$d.ptx" -o "$d.cubin" > "$d.ptxas.txt" 2>&1
   rm -f "$d.stage1.mlir" "$d.final.mlir"
+  [ "$ROLE" != sweep ] || rm -f "$d.ptx" "$d.mlir"
   echo "$name: $(grep -o 'Used [0-9]* registers' "$d.ptxas.txt"), $(grep -o '[0-9]* bytes spill stores' "$d.ptxas.txt")"
 done
 # Compile time of one kernel, attn.attention to cubin in one attnfuse-opt run.

@@ -125,14 +125,20 @@ class AttentionKernel:
         self.inputs = [a for a in self.kernel["args"]
                        if a["name"] not in ("o", "lse")]
 
-    def output_buffers(self, fill=float("nan")):
+    def output_buffers(self, fill=float("nan"), guard=0):
+        """(out, lse) filled with `fill`. With guard > 0 each is the middle
+        of a buffer `guard` elements longer on both sides (also filled), so
+        that a stray write before or after it shows: see guard_intact."""
         import torch
         outs = {}
         for a in self.kernel["args"]:
             if a["name"] in ("o", "lse"):
-                outs[a["name"]] = torch.full(a["shape"], fill,
-                                             dtype=_torch_dtype(a["dtype"]),
-                                             device="cuda")
+                n = 1
+                for d in a["shape"]:
+                    n *= d
+                buf = torch.full([n + 2 * guard], fill,
+                                 dtype=_torch_dtype(a["dtype"]), device="cuda")
+                outs[a["name"]] = buf[guard:guard + n].view(a["shape"])
         return outs["o"], outs["lse"]
 
     def launch(self, *inputs, out=None, lse=None, stream=None):
@@ -170,6 +176,21 @@ class AttentionKernel:
         return out, lse
 
     __call__ = launch
+
+
+def guard_intact(t, guard, fill=float("nan")):
+    """Whether the `guard` elements around an output_buffers view still hold
+    `fill` (bitwise, so NaN compares equal to NaN)."""
+    import torch
+    if guard == 0:
+        return True
+    base = t._base if t._base is not None else t
+    start = t.storage_offset() - base.storage_offset()
+    bands = torch.cat([base[start - guard:start],
+                       base[start + t.numel():start + t.numel() + guard]])
+    ref = torch.full_like(bands, fill)
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[bands.element_size()]
+    return bool(torch.equal(bands.view(bits), ref.view(bits)))
 
 
 _LOADED = {}
