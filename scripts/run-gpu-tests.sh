@@ -1,10 +1,78 @@
 #!/usr/bin/env bash
-# Runs test/Integration/GPU on a machine with a GPU but without lit/FileCheck
-# (the GPU machine): executes each test's `// RUN: attnfuse-run ...` lines with
-# %s and %S substituted, using the attnfuse-run of BIN (default: bundle/bin).
-# Prints PASS/FAIL per line and exits non-zero on any failure.
+# Runs on a machine with a GPU but without lit/FileCheck (the GPU machine),
+# with the attnfuse-run of BIN (default: bundle/bin, from
+# scripts/build-bundle.sh).
+#
+#   scripts/run-gpu-tests.sh [BIN]
+#     test/Integration/GPU: executes each test's `// RUN: attnfuse-run ...`
+#     lines with %s and %S substituted. Prints PASS/FAIL per line and exits
+#     non-zero on any failure.
+#
+#   scripts/run-gpu-tests.sh --corpus [BIN] [FILE...]
+#     Every corpus file (test/Corpus/*/*.mlir, or the FILEs given) through
+#     attnfuse-run --target=cuda --check=fa --int-bound=2 (token ids of the
+#     exported models in range; the whole function, glue and all, on the
+#     GPU). Prints one line per file and pass/fail/refused counts per source
+#     (the corpus folder) and in all; exits non-zero if any file fails,
+#     errors, crashes or times out ("refused" is not a failure: a
+#     function the GPU path declines with a located error, e.g. an
+#     attn.attention whose score_mod captures a tensor, which
+#     convert-attn-to-gpu rejects). CORPUS_TIMEOUT (seconds per file, default
+#     900) and CORPUS_ARGS (extra attnfuse-run options) tune it.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [ "${1:-}" = "--corpus" ]; then
+  shift
+  BIN="${1:-$ROOT/bundle/bin}"
+  [ $# -gt 0 ] && shift
+  files=("$@")
+  [ ${#files[@]} -gt 0 ] || files=("$ROOT"/test/Corpus/*/*.mlir)
+  timeout_s="${CORPUS_TIMEOUT:-900}"
+  declare -A count
+  sources=()
+  kinds=(pass fail "refused (captures)" "refused (host)" error crash timeout)
+  bad=0
+  for f in "${files[@]}"; do
+    src="$(basename "$(dirname "$f")")"
+    [[ " ${sources[*]} " == *" $src "* ]] || sources+=("$src")
+    out=$(timeout "$timeout_s" "$BIN/attnfuse-run" "$f" --target=cuda \
+      --check=fa --int-bound=2 ${CORPUS_ARGS:-} 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      kind=pass
+    elif [ $rc -eq 1 ]; then
+      kind=fail
+    elif [ $rc -eq 124 ]; then
+      kind=timeout
+    elif [ $rc -eq 2 ] && grep -q "the score_mod region uses .* not constants" <<<"$out"; then
+      kind="refused (captures)"
+    elif [ $rc -eq 2 ] && grep -q "on the GPU: --target=cuda runs functions" <<<"$out"; then
+      kind="refused (host)"
+    elif [ $rc -eq 2 ]; then
+      kind=error
+    else
+      kind=crash
+    fi
+    case "$kind" in pass|refused*) ;; *) bad=1 ;; esac
+    count["$src/$kind"]=$(( ${count["$src/$kind"]:-0} + 1 ))
+    count["all/$kind"]=$(( ${count["all/$kind"]:-0} + 1 ))
+    # The verdict line, or the first error line (the last line if none).
+    msg=$(grep -m1 -E "^attnfuse-run: @|error:" <<<"$out" || true)
+    [ -n "$msg" ] || msg="${out##*$'\n'}"
+    echo "$(tr a-z A-Z <<<"${kind%% *}")${kind#"${kind%% *}"} $src/$(basename "$f") (rc=$rc): ${msg:0:400}"
+  done
+  echo
+  for src in "${sources[@]}" all; do
+    line="$src:"
+    for k in "${kinds[@]}"; do
+      line+=" $k=${count["$src/$k"]:-0}"
+    done
+    echo "$line"
+  done
+  exit $bad
+fi
+
 BIN="${1:-$ROOT/bundle/bin}"
 fail=0
 for t in "$ROOT"/test/Integration/GPU/*.mlir; do

@@ -3,7 +3,8 @@
 // attn.attention to a CUDA binary, modeled on upstream's
 // gpu-lower-to-nvvm-pipeline (mlir/lib/Dialect/GPU/Pipelines): the fused
 // kernel (convert-attn-to-gpu; or, with naive=true, the reference lowering
-// as parallel loops mapped to GPU blocks and threads by upstream passes),
+// as parallel loops mapped to GPU blocks and threads by upstream passes;
+// in both paths, the function's other linalg ops become such kernels too),
 // bufferization of the host function, the
 // device module to NVVM with bare-pointer kernel arguments, nvvm-attach-target
 // and gpu-module-to-binary, the host side to LLVM (gpu-to-llvm; running it
@@ -20,9 +21,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
@@ -57,18 +61,62 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
-/// The naive kernels: the reference lowering's linalg ops on buffers become
-/// parallel loops (reduction dimensions stay sequential scf.for inside), each
-/// tiled 1x1x8x32 over its leading dimensions and mapped innermost-first, so
-/// that a block's threads cover the last two tiled dimensions (at most 256
-/// threads, x along the contiguous one) and its grid the tiles and outer
-/// dimensions (a fourth one loops inside the kernel); each loop nest becomes
-/// one gpu.launch.
-static void addNaiveKernels(OpPassManager &pm) {
-  pm.addPass(attnfuse::createConvertAttnToLinalg());
-  pm.addPass(attnfuse::attn::createAttnDecomposeAggregates());
-  pm.addPass(createCanonicalizerPass());
-  addBufferization(pm);
+namespace {
+/// memref.copy (what bufferization inserts where a tensor must be copied:
+/// tensor.insert_slice, tensor.concat, tensor.pad, a result that aliases an
+/// argument or a constant) as linalg.copy, so that the copy becomes a kernel
+/// like any other linalg op rather than a copy on the host; and no cf.assert
+/// in linalg bodies (see below).
+struct MemRefCopyToLinalgPass
+    : PassWrapper<MemRefCopyToLinalgPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MemRefCopyToLinalgPass)
+  StringRef getArgument() const final { return "attn-memref-copy-to-linalg"; }
+  StringRef getDescription() const final {
+    return "memref.copy as linalg.copy";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    }
+    // FIXME: cf.assert in a linalg body (torch-mlir's index checks of
+    // gathers) makes convert-parallel-loops-to-gpu leave the loop on the
+    // host, silently; the checks are dropped here (an index out of range is
+    // then an out-of-bounds read, not an abort). Upstream convert-gpu-to-nvvm
+    // would lower them to __assertfail once inside a kernel.
+    SmallVector<Operation *> asserts;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      op->walk([&](Operation *inner) {
+        if (inner->getName().getStringRef() == "cf.assert")
+          asserts.push_back(inner);
+      });
+    });
+    for (Operation *op : asserts)
+      op->erase();
+  }
+};
+} // namespace
+
+/// The linalg ops left on buffers in the host functions (the naive path's
+/// whole reference lowering; after convert-attn-to-gpu, what surrounds the
+/// attention ops: layout copies, embeddings, norms, MLPs, gathers) become
+/// kernels, shared by both paths: parallel loops (reduction dimensions stay
+/// sequential scf.for inside), each tiled 1x1x8x32 over its leading
+/// dimensions and mapped innermost-first, so that a block's threads cover the
+/// last two tiled dimensions (at most 256 threads, x along the contiguous
+/// one) and its grid the tiles and outer dimensions (a fourth one loops
+/// inside the kernel); each loop nest becomes one gpu.launch, then a
+/// gpu.func. Kernels already written as gpu.func (convert-attn-to-gpu's) are
+/// left as they are.
+static void addLinalgKernels(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(std::make_unique<MemRefCopyToLinalgPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass({1, 1, 8, 32}));
   // Drops the unit-trip dimensions of the tiled loops before mapping.
@@ -82,6 +130,16 @@ static void addNaiveKernels(OpPassManager &pm) {
   // then are buffers and scalar function arguments only.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+}
+
+/// The naive kernels: the reference lowering of the attention ops, then
+/// the whole function as linalg kernels (addLinalgKernels).
+static void addNaiveKernels(OpPassManager &pm) {
+  pm.addPass(attnfuse::createConvertAttnToLinalg());
+  pm.addPass(attnfuse::attn::createAttnDecomposeAggregates());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  addLinalgKernels(pm);
 }
 
 void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
@@ -117,9 +175,10 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 
   addBufferization(pm);
-  // Kernels written as gpu.launch (none from convert-attn-to-gpu, which
-  // emits gpu.func directly) become gpu.func too.
-  pm.addPass(createGpuKernelOutliningPass());
+  // Whatever the function computes besides the attention ops (layout glue
+  // of the raising, whole models' embeddings, norms, MLPs) runs on the GPU
+  // too, as the naive path's kernels.
+  addLinalgKernels(pm);
 }
 
 void attnfuse::buildAttnGPUBinaryPipeline(OpPassManager &pm,

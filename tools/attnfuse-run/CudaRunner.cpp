@@ -1,12 +1,16 @@
 //===- CudaRunner.cpp - run a function's attention kernels on a GPU -------===//
 //
 // After the first half of attn-lower-to-nvvm-pipeline
-// (buildAttnGPUKernelsPipeline), the host side of a function of attention ops
-// is a sequence of gpu.launch_func ops whose operands are the function's
-// arguments (buffers, or scalars such as the dropout seed), constants, or
-// fresh buffers (memref.alloc) that become the function's results or feed
-// later launches (the naive lowering's intermediate tensors). This holds for
-// the fused kernels of convert-attn-to-gpu and for the naive ones of
+// (buildAttnGPUKernelsPipeline), the host side of a function is a sequence of
+// gpu.launch_func ops whose operands are the function's arguments (buffers,
+// or scalars such as the dropout seed), scalar constants, constant tensors
+// (memref.get_global of a memref.global: a model's weights, dense or
+// dense_resource, uploaded once), or fresh buffers (memref.alloc) that become
+// the function's results or feed later launches, or views of those
+// (expand_shape, collapse_shape, subview, ...: the kernels take the base
+// pointer, the view's static layout is compiled into them). This holds for
+// the fused kernels of convert-attn-to-gpu, the kernels of the linalg ops
+// around them (layout glue, embeddings, norms, MLPs) and the naive ones of
 // naive=true alike. This file reads that plan from the IR, finishes the
 // pipeline (the cubins), then plays the plan with device buffers and the CUDA
 // driver API.
@@ -26,6 +30,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -45,37 +52,131 @@ struct Operand {
   bool isFloat = false;
 };
 
-/// A device buffer the host code allocates, and the results it becomes.
+/// A device buffer the host code allocates (or a constant tensor uploaded
+/// before the launches: `initial` holds its bytes), and the results it
+/// becomes.
 struct Buffer {
   MemRefType type;
   SmallVector<unsigned> results;
+  std::optional<std::vector<char>> initial;
+};
+
+/// A function result that is not written by a kernel: a function argument
+/// or a constant returned as it is.
+struct Passthrough {
+  unsigned result;
+  Operand::Kind kind; // Argument or Buffer (a constant's)
+  unsigned index;
 };
 
 /// The launch plan of the entry function.
 struct Plan {
   SmallVector<SmallVector<Operand>> launches;
   SmallVector<Buffer> buffers;
+  SmallVector<Passthrough> passthroughs;
 };
 
 llvm::Error unsupported(Operation *op, const llvm::Twine &why) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "--target=cuda runs functions made of attention ops only: " << why
+  os << "--target=cuda runs functions whose computations all become GPU "
+        "kernels: "
+     << why
      << " (" << op->getName() << " at " << op->getLoc() << ")";
   return llvm::createStringError(text);
 }
 
-/// Returns the function argument `v` is (directly or through
-/// bufferization.to_buffer), if any.
-BlockArgument asArgument(Value v) {
-  if (auto toBuffer = v.getDefiningOp<bufferization::ToBufferOp>())
-    v = toBuffer.getTensor();
-  return dyn_cast<BlockArgument>(v);
+/// Returns the buffer `v` views: through bufferization.to_buffer/to_tensor
+/// and the view ops, whose result has the same aligned pointer as their
+/// source (the kernels are bare-pointer ones: the view's static offset and
+/// strides are part of the kernel).
+Value getRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto toBuffer = dyn_cast<bufferization::ToBufferOp>(def))
+      v = toBuffer.getTensor();
+    else if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def))
+      v = toTensor.getBuffer();
+    else if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                 memref::SubViewOp, memref::CastOp,
+                 memref::ReinterpretCastOp>(def))
+      v = def->getOperand(0);
+    else
+      break;
+  }
+  return v;
+}
+
+bool isView(Operation *op) {
+  return isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp>(
+      op);
+}
+
+/// Returns whether the memref of `v` has a static shape and a layout of
+/// static strides and offset (what a bare-pointer kernel argument needs).
+bool hasStaticLayout(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// The bytes of a constant tensor as in memory (row-major, i1 as one byte),
+/// or nullopt if they cannot be read.
+std::optional<std::vector<char>> getConstantBytes(Attribute value,
+                                                  MemRefType type) {
+  size_t elementBytes = type.getElementTypeBitWidth() == 1
+                            ? 1
+                            : type.getElementTypeBitWidth() / 8;
+  size_t n = type.getNumElements();
+  // A resource blob (torch-mlir's weights) holds the elements as in memory.
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    if (data.size() == n * elementBytes)
+      return std::vector<char>(data.begin(), data.end());
+    bool splat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(resource.getType(), data, splat))
+      return std::nullopt;
+    value = DenseElementsAttr::getFromRawBuffer(resource.getType(), data);
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense || (type.getElementTypeBitWidth() % 8 != 0 &&
+                    type.getElementTypeBitWidth() != 1))
+    return std::nullopt;
+  std::vector<char> bytes(n * elementBytes);
+  if (dense.getElementType().isInteger(1)) {
+    size_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      bytes[i++] = b;
+    return bytes;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    if (raw.size() < elementBytes)
+      return std::nullopt;
+    for (size_t i = 0; i < n; ++i)
+      std::memcpy(bytes.data() + i * elementBytes, raw.data(), elementBytes);
+    return bytes;
+  }
+  if (raw.size() != bytes.size())
+    return std::nullopt;
+  std::memcpy(bytes.data(), raw.data(), raw.size());
+  return bytes;
 }
 
 llvm::Expected<Plan> readPlan(func::FuncOp func) {
   Plan plan;
   llvm::DenseMap<Value, unsigned> bufferOf;
+  // One device buffer per global, however many get_global ops read it.
+  llvm::StringMap<unsigned> bufferOfGlobal;
   if (!func.getBody().hasOneBlock())
     return unsupported(func, "the function has control flow on the host");
   for (Operation &op : func.getBody().front()) {
@@ -84,17 +185,47 @@ llvm::Expected<Plan> readPlan(func::FuncOp func) {
           !alloc.getType().getLayout().isIdentity())
         return unsupported(alloc, "a buffer of dynamic shape or layout");
       bufferOf[alloc] = plan.buffers.size();
-      plan.buffers.push_back({alloc.getType(), {}});
+      plan.buffers.push_back({alloc.getType(), {}, std::nullopt});
+      continue;
+    }
+    if (auto getGlobal = dyn_cast<memref::GetGlobalOp>(op)) {
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          getGlobal, getGlobal.getNameAttr());
+      if (!global || !global.getInitialValue() ||
+          !getGlobal.getType().hasStaticShape() ||
+          !getGlobal.getType().getLayout().isIdentity())
+        return unsupported(getGlobal, "a global buffer without a static "
+                                      "shape or initial value");
+      auto [it, inserted] = bufferOfGlobal.try_emplace(
+          global.getSymName(), plan.buffers.size());
+      if (inserted) {
+        std::optional<std::vector<char>> bytes =
+            getConstantBytes(*global.getInitialValue(), getGlobal.getType());
+        if (!bytes)
+          return unsupported(getGlobal, "the value of the constant cannot be "
+                                        "read (a missing resource blob?)");
+        plan.buffers.push_back({getGlobal.getType(), {}, std::move(*bytes)});
+      }
+      bufferOf[getGlobal] = it->second;
+      continue;
+    }
+    if (isView(&op)) {
+      if (!hasStaticLayout(op.getResult(0)))
+        return unsupported(&op, "a view of dynamic shape or layout");
       continue;
     }
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
       SmallVector<Operand> operands;
       for (Value v : launch.getKernelOperands()) {
         Attribute value;
-        if (BlockArgument arg = asArgument(v)) {
+        Value root = getRoot(v);
+        if (isa<MemRefType>(v.getType()) && !hasStaticLayout(v))
+          return unsupported(launch, "a kernel operand of dynamic shape or "
+                                     "layout");
+        if (auto arg = dyn_cast<BlockArgument>(root)) {
           operands.push_back({Operand::Argument, arg.getArgNumber(), APInt(), false});
-        } else if (bufferOf.count(v)) {
-          operands.push_back({Operand::Buffer, bufferOf[v], APInt(), false});
+        } else if (bufferOf.count(root)) {
+          operands.push_back({Operand::Buffer, bufferOf[root], APInt(), false});
         } else if (matchPattern(v, m_Constant(&value)) &&
                    isa<IntegerAttr, FloatAttr>(value)) {
           APInt bits =
@@ -112,18 +243,37 @@ llvm::Expected<Plan> readPlan(func::FuncOp func) {
       continue;
     }
     if (isa<bufferization::ToBufferOp, bufferization::ToTensorOp,
-            arith::ConstantOp, func::ReturnOp>(op))
+            arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
       continue;
     return unsupported(&op, "the function computes on the host");
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value root = getRoot(v);
+    // The result is read back from the buffer it views, whole: the view
+    // must be all of it, in the same order.
+    Type type = v.getType();
     if (auto toTensor = v.getDefiningOp<bufferization::ToTensorOp>())
-      v = toTensor.getBuffer();
-    if (!bufferOf.count(v))
+      type = toTensor.getBuffer().getType();
+    auto view = dyn_cast<MemRefType>(type);
+    auto rootType = dyn_cast<MemRefType>(root.getType());
+    bool whole = !view || (rootType && view.getLayout().isIdentity() &&
+                           rootType.getLayout().isIdentity() &&
+                           view.getNumElements() == rootType.getNumElements());
+    if (auto arg = dyn_cast<BlockArgument>(root); arg && whole) {
+      plan.passthroughs.push_back({unsigned(i), Operand::Argument,
+                                   arg.getArgNumber()});
+      continue;
+    }
+    if (!bufferOf.count(root) || !whole)
       return unsupported(ret, "result " + llvm::Twine(i) +
                                   " is not written by a kernel");
-    plan.buffers[bufferOf[v]].results.push_back(i);
+    if (plan.buffers[bufferOf[root]].initial) {
+      plan.passthroughs.push_back({unsigned(i), Operand::Buffer,
+                                   bufferOf[root]});
+      continue;
+    }
+    plan.buffers[bufferOf[root]].results.push_back(i);
   }
   return plan;
 }
@@ -201,13 +351,9 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
     if (other.getSymName() != entry)
       other.erase();
 
-  // What the GPU pipeline turns into kernel launches: attention ops between
-  // the function's arguments and results.
-  auto func = module.lookupSymbol<func::FuncOp>(entry);
-  for (Operation &op : func.getBody().getOps())
-    if (!isa<arith::ConstantOp, func::ReturnOp>(op) &&
-        !isa<attnfuse::attn::AttnDialect>(op.getDialect()))
-      return unsupported(&op, "the function computes on the host");
+  // Everything the function computes becomes kernels: the attention ops
+  // (fused, or the naive lowering) and the linalg ops around them; what is
+  // left on the host is reported by readPlan.
 
   // The launch plan, from the bufferized host code once the kernels are
   // outlined (the first half of the pipeline).
@@ -279,6 +425,11 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
     if (!ptr)
       return fail(ptr.takeError());
     bufferPtrs.push_back(*ptr);
+    // Constant tensors (weights) are uploaded before the launches.
+    if (buffer.initial)
+      if (llvm::Error e = cuda.copyToDevice(*ptr, buffer.initial->data(),
+                                            buffer.initial->size()))
+        return fail(std::move(e));
   }
 
   // The launches, in program order.
@@ -356,6 +507,15 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
       if (llvm::Error e = cuda.copyToHost(out.data(), ptr, out.getNumBytes()))
         return fail(std::move(e));
     }
+  }
+  // Results the function returns as they are: an argument, a constant.
+  for (const Passthrough &p : plan->passthroughs) {
+    HostTensor &out = results[p.result];
+    if (p.kind == Operand::Argument)
+      std::memcpy(out.data(), inputs[p.index].data(), out.getNumBytes());
+    else
+      std::memcpy(out.data(), plan->buffers[p.index].initial->data(),
+                  out.getNumBytes());
   }
   release();
   return results;

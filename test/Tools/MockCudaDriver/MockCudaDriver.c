@@ -3,7 +3,9 @@
  * The CUDA driver entry points that attnfuse's CudaDriver loads, over host
  * memory: allocations are zeroed host buffers, copies are memcpy, module
  * loads accept any image, and launches only print what they were asked to do
- * ("mock-cuda: launch NAME grid=X,Y,Z block=X,Y,Z shared=N") on stderr. The
+ * ("mock-cuda: launch NAME grid=X,Y,Z block=X,Y,Z shared=N") on stderr;
+ * with MOCK_CUDA_LOG_COPIES set, so do the copies to the device
+ * ("mock-cuda: copy to device N bytes, first word 0xW"). The
  * lit tests put it first on LD_LIBRARY_PATH to run the host side of
  * `attnfuse-run --target=cuda` (plans, buffers, launch configurations,
  * argument marshalling, the comparison) on a machine without a GPU.
@@ -36,6 +38,12 @@ int cuMemFree_v2(CUdeviceptr ptr) {
 }
 int cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   memcpy((void *)dst, src, bytes);
+  if (getenv("MOCK_CUDA_LOG_COPIES")) {
+    unsigned word = 0;
+    memcpy(&word, src, bytes < sizeof(word) ? bytes : sizeof(word));
+    fprintf(stderr, "mock-cuda: copy to device %zu bytes, first word 0x%08x\n",
+            bytes, word);
+  }
   return 0;
 }
 int cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
