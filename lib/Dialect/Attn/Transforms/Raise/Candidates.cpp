@@ -26,7 +26,7 @@ bool isF32Const(Attribute a, double *out) {
 }
 
 /// A 2-input contraction `acc + cast(a) * cast(b)` with one reduction loop.
-bool isContraction(Operation *op) {
+bool isContraction(Operation *op, bool allowInteger) {
   auto lin = dyn_cast<linalg::LinalgOp>(op);
   if (!lin || lin.getNumDpsInputs() != 2 || lin.getNumDpsInits() != 1 ||
       lin.getNumReductionLoops() != 1 || !lin.hasPureTensorSemantics())
@@ -35,22 +35,26 @@ bool isContraction(Operation *op) {
   auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
   if (!yield || yield.getNumOperands() != 1)
     return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!add || !(isa<arith::AddFOp>(add) ||
+                (allowInteger && isa<arith::AddIOp>(add))))
     return false;
   BlockArgument acc = body->getArgument(2);
-  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+  Value lhs = add->getOperand(0), rhs = add->getOperand(1);
+  Value prod = lhs == acc ? rhs : lhs;
+  if ((lhs == acc) == (rhs == acc))
     return false;
-  auto mul = prod.getDefiningOp<arith::MulFOp>();
-  if (!mul)
+  Operation *mul = prod.getDefiningOp();
+  if (!mul || !(isa<arith::MulFOp>(mul) ||
+                (allowInteger && isa<arith::MulIOp>(mul))))
     return false;
   auto strip = [](Value v) {
-    if (auto e = v.getDefiningOp<arith::ExtFOp>())
-      return e.getIn();
+    if (Operation *e = v.getDefiningOp();
+        e && isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(e))
+      return e->getOperand(0);
     return v;
   };
-  Value a = strip(mul.getLhs()), b = strip(mul.getRhs());
+  Value a = strip(mul->getOperand(0)), b = strip(mul->getOperand(1));
   return (a == body->getArgument(0) && b == body->getArgument(1)) ||
          (a == body->getArgument(1) && b == body->getArgument(0));
 }
@@ -78,10 +82,10 @@ SmallVector<Operation *> attnfuse::attn::findAttentionCandidates(Operation *root
       return;
     SetVector<Operation *> back;
     BackwardSliceOptions opts;
-    opts.filter = [](Operation *o) { return !isContraction(o); };
+    opts.filter = [](Operation *o) { return !isContraction(o, true); };
     for (Value in : op.getDpsInputs())
       if (Operation *def = in.getDefiningOp())
-        if (!isContraction(def))
+        if (!isContraction(def, true))
           (void)getBackwardSlice(def, &back, opts), back.insert(def);
     // A softmax needs an exponential and a row reduction (its sum); an
     // exponential alone (SiLU, sigmoid, GELU in an MLP) is not attention.
@@ -96,7 +100,7 @@ SmallVector<Operation *> attnfuse::attn::findAttentionCandidates(Operation *root
       }
       exp |= isa<math::ExpOp, math::Exp2Op>(o);
       for (Value v : o->getOperands())
-        if (Operation *d = v.getDefiningOp(); d && isContraction(d))
+        if (Operation *d = v.getDefiningOp(); d && isContraction(d, true))
           fromContraction = true;
     }
     if ((softmax || (exp && reduction)) && fromContraction)

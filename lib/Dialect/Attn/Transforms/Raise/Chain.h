@@ -76,8 +76,9 @@ struct Chain {
 
 /// A float constant (scalar or splat) as a double.
 bool isF32Const(Attribute a, double *out);
-/// A 2-input contraction `acc + cast(a) * cast(b)` with one reduction loop.
-bool isContraction(Operation *op);
+/// A 2-input contraction `acc + cast(a) * cast(b)` with one reduction loop,
+/// in floating point (or, with `allowInteger`, also in integers: quantized).
+bool isContraction(Operation *op, bool allowInteger = false);
 /// True when `v` is a tensor of zeros (linalg.fill or a splat constant).
 bool isZeroTensor(Value v);
 AffineExpr simplify(AffineExpr e);

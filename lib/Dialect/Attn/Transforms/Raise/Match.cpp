@@ -43,16 +43,17 @@ FailureOr<Chain> Matcher::match() {
     SetVector<Operation *> back;
     BackwardSliceOptions opts;
     opts.inclusive = false;
-    opts.filter = [](Operation *op) { return !isContraction(op); };
+    opts.filter = [](Operation *op) { return !isContraction(op, true); };
     SmallVector<Operation *> contractions;
     if (Operation *def = pOp->get().getDefiningOp()) {
-      if (isContraction(def))
+      if (isContraction(def, true))
         continue; // P straight from a contraction: no softmax
       (void)getBackwardSlice(def, &back, opts);
       back.insert(def);
       for (Operation *op : back)
         for (Value operand : op->getOperands())
-          if (Operation *d = operand.getDefiningOp(); d && isContraction(d))
+          if (Operation *d = operand.getDefiningOp();
+              d && isContraction(d, true))
             if (!llvm::is_contained(contractions, d))
               contractions.push_back(d);
     }
@@ -61,6 +62,11 @@ FailureOr<Chain> Matcher::match() {
     if (contractions.size() > 1)
       return (void)fail(c2op, "several-contractions",
                   "the probabilities depend on several contractions"),
+             failure();
+    if (!isContraction(contractions.front()))
+      return (void)fail(contractions.front(), "quantized",
+                  "the scores come from an integer contraction (quantized "
+                  "Q.K^T); attn.attention computes Q.K^T in floating point"),
              failure();
     chain.scoresOperand = pi;
     chain.c1 = cast<linalg::LinalgOp>(contractions.front());

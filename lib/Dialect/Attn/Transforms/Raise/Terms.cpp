@@ -209,7 +209,7 @@ Term *Matcher::traceTensor(Value v, AffineMap access) {
 Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
                            AffineMap access) {
   Operation *def = op.getOperation();
-  if (isContraction(def)) {
+  if (isContraction(def, /*allowInteger=*/true)) {
     (void)fail(def, "contraction-in-scores",
                "a contraction between the two contractions of the chain");
     return nullptr;

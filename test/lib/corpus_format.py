@@ -1,0 +1,54 @@
+"""lit test format of test/Corpus: every exported model is a test (see
+test/Corpus/lit.local.cfg for what it checks). A module, not the cfg file,
+so that lit's worker processes can unpickle the format."""
+import json
+import os
+import shlex
+import subprocess
+
+import lit.formats
+import lit.Test
+
+import measure  # scripts/corpus/measure.py: the remark and summary parser
+
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Corpus")
+with open(os.path.join(CORPUS, "manifest.json")) as f:
+    MANIFEST = json.load(f)["files"]
+
+
+class CorpusTest(lit.formats.TestFormat):
+    def getTestsInDirectory(self, testSuite, path_in_suite, litConfig,
+                            localConfig):
+        source_path = testSuite.getSourcePath(path_in_suite)
+        for source in sorted(os.listdir(source_path)):
+            directory = os.path.join(source_path, source)
+            if not os.path.isdir(directory):
+                continue
+            for name in sorted(os.listdir(directory)):
+                if name.endswith(".mlir"):
+                    yield lit.Test.Test(testSuite,
+                                        path_in_suite + (source, name),
+                                        localConfig)
+
+    def execute(self, test, litConfig):
+        path = test.getSourcePath()
+        key = os.path.relpath(path, CORPUS)
+        entry = MANIFEST.get(key)
+        if entry is None:
+            return lit.Test.FAIL, f"{key} has no entry in manifest.json"
+        tools = test.config.attnfuse_tools_dir
+        res = measure.run_one(os.path.join(tools, "attnfuse-opt"), path, 600)
+        if res["status"] != "ok":
+            return lit.Test.FAIL, f"attnfuse-opt: {res['status']}: {res['errors']}"
+        want = entry.get("fused", entry["chains"])
+        remarks = [r for r in res["remarks"] if r["text"].startswith("not fused")]
+        if res["fused"] != want or len(remarks) != res["candidates"] - res["fused"]:
+            return lit.Test.FAIL, (f"fused {res['fused']} of {res['candidates']} "
+                                   f"candidates, expected {want}; remarks: {remarks}")
+        run = [os.path.join(tools, "attnfuse-run"), path, "--check=fa",
+               f"--int-bound={entry.get('int_bound', 2)}"]
+        p = subprocess.run(run, capture_output=True, text=True, timeout=600)
+        out = " ".join(map(shlex.quote, run)) + "\n" + p.stdout + p.stderr
+        if p.returncode != 0 or "PASS" not in p.stdout + p.stderr:
+            return lit.Test.FAIL, out
+        return lit.Test.PASS, out
