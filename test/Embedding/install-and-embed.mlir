@@ -13,6 +13,8 @@
 // RUN: %t/build/embed-attnfuse --attention-only %s | FileCheck %s --check-prefix=SCF
 // RUN: %t/build/embed-attnfuse %s | FileCheck %s --check-prefix=CPU
 // RUN: not %t/build/embed-attnfuse %s.missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// The raising, one chain at a time from the tool's own rewrite pattern.
+// RUN: %t/build/embed-attnfuse --raise-with-patterns %attnfuse_src_root/test/Dialect/Attn/Transforms/causal_top_left.mlir | FileCheck %s --check-prefix=RAISED
 // The installed tools run from the prefix (their RUNPATH finds libMLIR.so).
 // RUN: %t/prefix/bin/attnfuse-opt %s --convert-attn-to-scf | FileCheck %s --check-prefix=SCF
 // The installed Python package loads the installed C API library.
@@ -29,6 +31,11 @@
 // CPU:         llvm.call @malloc
 
 // MISSING: could not open input file
+
+// RAISED-LABEL: func.func @causal_top_left
+// RAISED:         attn.attention
+// RAISED-SAME:      mask = #attn.mask<causal>
+// RAISED-NOT:     math.exp
 func.func @attention(%q: tensor<1x2x64x16xf16>, %k: tensor<1x2x64x16xf16>,
                      %v: tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<1x2x64x16xf16>,

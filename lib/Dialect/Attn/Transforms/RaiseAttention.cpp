@@ -59,9 +59,18 @@ attnfuse::attn::matchAttentionChain(Operation *c2, RaiseFailure &why) {
       std::move(matcher), std::make_unique<raise::Chain>(std::move(*chain)));
 }
 
-Value attnfuse::attn::rewriteAttentionChain(RewriterBase &rewriter,
-                                            AttentionChainMatch &match) {
+FailureOr<Value>
+attnfuse::attn::rewriteAttentionChain(RewriterBase &rewriter,
+                                      AttentionChainMatch &match) {
   raise::Chain &c = *match.chain;
+  MLIRContext *ctx = rewriter.getContext();
+  for (StringRef name : {AttnDialect::getDialectNamespace(),
+                         linalg::LinalgDialect::getDialectNamespace(),
+                         tensor::TensorDialect::getDialectNamespace(),
+                         arith::ArithDialect::getDialectNamespace()})
+    if (!ctx->getLoadedDialect(name))
+      return c.c2->emitError("attn-raise-attention: the '")
+             << name << "' dialect is not loaded in the context";
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(c.c2);
   Value out = raise::buildAttention(rewriter, *match.matcher, c);
@@ -111,7 +120,8 @@ LogicalResult attnfuse::attn::raiseAttention(Operation *root,
     }
     if (options.report != RaiseReport::None)
       c2->emitRemark("fused into attn.attention");
-    rewriteAttentionChain(rewriter, *match);
+    if (failed(rewriteAttentionChain(rewriter, *match)))
+      return failure();
     ++st.fused;
   }
   return failure(anyError);

@@ -72,8 +72,8 @@ public:
   mlir::Operation *getRoot() const;
 
 private:
-  friend mlir::Value rewriteAttentionChain(mlir::RewriterBase &,
-                                           AttentionChainMatch &);
+  friend mlir::FailureOr<mlir::Value>
+  rewriteAttentionChain(mlir::RewriterBase &, AttentionChainMatch &);
   std::unique_ptr<raise::Matcher> matcher;
   std::unique_ptr<raise::Chain> chain;
 };
@@ -91,9 +91,12 @@ mlir::FailureOr<AttentionChainMatch> matchAttentionChain(mlir::Operation *c2,
 /// Rewrites a matched chain through `rewriter`: the `attn.attention` op and
 /// the layout glue around it are created before the second contraction,
 /// which is replaced; the chain's other ops are erased once dead. Returns the
-/// value that replaced the second contraction's result.
-mlir::Value rewriteAttentionChain(mlir::RewriterBase &rewriter,
-                                  AttentionChainMatch &match);
+/// value that replaced the second contraction's result. The context must
+/// have the attn, linalg, tensor and arith dialects loaded (a pass
+/// lists them as dependent dialects, as attn-raise-attention does); fails,
+/// with an error at the root and nothing changed, where one is not.
+mlir::FailureOr<mlir::Value>
+rewriteAttentionChain(mlir::RewriterBase &rewriter, AttentionChainMatch &match);
 
 } // namespace attnfuse::attn
 
