@@ -46,6 +46,9 @@ peel(Value v, AffineMap access,
       if (!ok || llvm::any_of(loops, [](AffineExpr e) { return !e; }))
         break;
       OpOperand *in = lin.getDpsInputOperand(0);
+      // A fill (a scalar broadcast) is a tensor with no source tensor.
+      if (!isa<RankedTensorType>(in->get().getType()))
+        break;
       src = in->get();
       next = composeAccess(lin.getMatchingIndexingMap(in), loops, ctx);
     } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
