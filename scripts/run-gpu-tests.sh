@@ -10,8 +10,9 @@
 #
 #   scripts/run-gpu-tests.sh --corpus [BIN] [FILE...]
 #     Every corpus file (test/Corpus/*/*.mlir, or the FILEs given) through
-#     attnfuse-run --target=cuda --check=fa --int-bound=2 (token ids of the
-#     exported models in range; the whole function, glue and all, on the
+#     attnfuse-run --target=cuda --check=fa --int-bound=N (N from
+#     test/Corpus/manifest.json, default 2: token ids of the exported models
+#     in range; the whole function, glue and all, on the
 #     GPU). Prints one line per file and pass/fail/refused counts per source
 #     (the corpus folder) and in all; exits non-zero if any file fails,
 #     errors, crashes or times out ("refused" is not a failure: a
@@ -36,8 +37,19 @@ if [ "${1:-}" = "--corpus" ]; then
   for f in "${files[@]}"; do
     src="$(basename "$(dirname "$f")")"
     [[ " ${sources[*]} " == *" $src "* ]] || sources+=("$src")
+    # The file's integer input bound from test/Corpus/manifest.json (2 when
+    # it names none), as in the lit tests of the corpus.
+    bound=$(python3 - "$f" <<'PY'
+import json, os, sys
+path = os.path.abspath(sys.argv[1])
+corpus = os.path.dirname(os.path.dirname(path))
+entry = json.load(open(os.path.join(corpus, "manifest.json")))["files"].get(
+    os.path.relpath(path, corpus), {})
+print(entry.get("int_bound", 2))
+PY
+)
     out=$(timeout "$timeout_s" "$BIN/attnfuse-run" "$f" --target=cuda \
-      --check=fa --int-bound=2 ${CORPUS_ARGS:-} 2>&1)
+      --check=fa --int-bound="$bound" ${CORPUS_ARGS:-} 2>&1)
     rc=$?
     if [ $rc -eq 0 ]; then
       kind=pass
