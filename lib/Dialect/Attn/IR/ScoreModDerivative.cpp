@@ -213,11 +213,13 @@ FailureOr<std::pair<Value, Value>> differentiate(OpBuilder *b, Location loc,
 }
 } // namespace
 
-/// Whether `v` is defined outside `region` by a constant.
+/// Whether `v` is defined outside `region` by a scalar constant. A constant
+/// tensor (a mask the region reads with tensor.extract) is data, not a
+/// scalar to copy: it stays a capture.
 static bool isConstantFromAbove(Value v, Region &region) {
   Operation *def = v.getDefiningOp();
   return def && !region.isAncestor(def->getParentRegion()) &&
-         def->hasTrait<OpTrait::ConstantLike>();
+         def->hasTrait<OpTrait::ConstantLike>() && !isa<ShapedType>(v.getType());
 }
 
 Value attnfuse::attn::lookupOrCloneScoreModValue(OpBuilder &b, Value v,

@@ -53,9 +53,9 @@ buildScoreModWithDerivative(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The value that `v` (an operand, or the yielded value, of a score_mod
 /// region) stands for at the builder's insertion point: its clone when
-/// `mapping` has one; for a value defined outside the region by a constant
-/// (which canonicalization hoists there, the op not being isolated from
-/// above), a clone of the constant, recorded in `mapping`, so that the result
+/// `mapping` has one; for a value defined outside the region by a scalar
+/// constant (which canonicalization hoists there, the op not being isolated
+/// from above), a clone of the constant, recorded in `mapping`, so that the result
 /// is self-contained wherever it lands, e.g. in a GPU kernel; any other value
 /// from above as it is (see getScoreModCaptures).
 mlir::Value lookupOrCloneScoreModValue(mlir::OpBuilder &b, mlir::Value v,
@@ -76,8 +76,9 @@ mlir::Value cloneScoreMod(mlir::OpBuilder &b, mlir::Region &scoreMod,
                           mlir::IRMapping &mapping);
 
 /// The values that the score_mod region (or a region nested in it) uses from
-/// outside it and that are not results of constants: a lowering that moves
-/// the region out of the function (a GPU kernel) must pass them in.
+/// outside it and that are not scalar constants (a constant tensor is one):
+/// a lowering that moves the region out of the function (a GPU kernel) must
+/// pass them in.
 llvm::SetVector<mlir::Value> getScoreModCaptures(mlir::Region &scoreMod);
 
 /// Checks that buildScoreModWithDerivative can differentiate `scoreMod`;
