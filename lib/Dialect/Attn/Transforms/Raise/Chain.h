@@ -68,6 +68,13 @@ struct Chain {
   AffineMap qMap, kMap, vMap; ///< Canonical dims -> source indices.
   Type elementType;
   SetVector<Operation *> ops; ///< Chain ops between c1 and c2 (inclusive c1).
+  /// A row of the second contraction that folds two coordinates:
+  /// row = outer * factor + inner (B * H of a 3-D batch_matmul).
+  struct Split {
+    unsigned row, outer, inner;
+    int64_t factor;
+  };
+  std::optional<Split> split;
 };
 
 //===----------------------------------------------------------------------===//
@@ -119,6 +126,9 @@ public:
 
   int64_t size(unsigned d) const { return sizes[d]; }
   Value getScores() const { return scoresValue; }
+  /// `map` simplified with the ranges of the canonical dims: the floordiv
+  /// and mod of a collapsed dimension read back through its expand cancel.
+  AffineMap simplifyInRanges(AffineMap map) const;
 
 private:
   LogicalResult fail(Operation *at, StringRef key, const Twine &msg) {
@@ -160,6 +170,12 @@ private:
   LogicalResult matchStructuralMask(Term *cond, Chain &chain);
   // Operands.cpp
   LogicalResult assignRoles(Chain &chain);
+  /// Replaces `row` by `outer * factor + inner` in every term and in the
+  /// chain's rows.
+  void splitRow(Chain &chain, unsigned row, unsigned outer, unsigned inner,
+                int64_t factor);
+  /// `map` with the split row (if any) replaced.
+  AffineMap splitMap(AffineMap map) const;
 
   linalg::LinalgOp c2;
   MLIRContext *ctx;
@@ -170,6 +186,7 @@ private:
   SetVector<Operation *> visited;
   Value scoresValue; ///< The first contraction's result.
   AffineMap scoresAccess;
+  std::optional<Chain::Split> split;
   friend struct TermEq;
 };
 

@@ -6,6 +6,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SmallSet.h"
 
 #include <numeric>
 
@@ -16,7 +17,7 @@ namespace attnfuse::attn::raise {
 /// Peels data movement (transposes, broadcasts, copies, reshapes) above `v`
 /// while the access stays a plain coordinate map.
 static std::pair<Value, AffineMap>
-peel(Value v, AffineMap access,
+peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
      function_ref<bool(AffineMap)> acceptable) {
   MLIRContext *ctx = v.getContext();
   Value cur = v;
@@ -59,6 +60,7 @@ peel(Value v, AffineMap access,
     }
     // Intermediate maps may be anything (a collapse reads `h mod G` that a
     // later broadcast drops); the result is the deepest acceptable point.
+    next = normalize(next);
     cur = src;
     curAccess = next;
     if (acceptable(next)) {
@@ -67,6 +69,37 @@ peel(Value v, AffineMap access,
     }
   }
   return {v, access};
+}
+
+void Matcher::splitRow(Chain &chain, unsigned row, unsigned outer,
+                       unsigned inner, int64_t factor) {
+  chain.split = Chain::Split{row, outer, inner, factor};
+  split = chain.split;
+  for (Term &t : arena) {
+    if (t.kind == Term::Leaf)
+      t.access = splitMap(t.access);
+    else if (t.kind == Term::Index)
+      t.index = splitMap(AffineMap::get(kMaxDims, 0, t.index)).getResult(0);
+  }
+  scoresAccess = splitMap(scoresAccess);
+  auto it = llvm::find(chain.rows, row);
+  *it = inner;
+  chain.rows.insert(it, outer);
+}
+
+AffineMap Matcher::splitMap(AffineMap map) const {
+  if (!split)
+    return map;
+  SmallVector<AffineExpr> dims;
+  for (unsigned d = 0; d < kMaxDims; ++d)
+    dims.push_back(d == split->row
+                       ? getAffineDimExpr(split->outer, ctx) * split->factor +
+                             getAffineDimExpr(split->inner, ctx)
+                       : getAffineDimExpr(d, ctx));
+  SmallVector<AffineExpr> exprs;
+  for (AffineExpr e : map.getResults())
+    exprs.push_back(simplify(e.replaceDims(dims)));
+  return simplifyInRanges(AffineMap::get(kMaxDims, 0, exprs, ctx));
 }
 
 /// Assigns the output's row dims to the op's (b, h, q) and peels Q, K, V.
@@ -146,16 +179,54 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       return isa<AffineDimExpr, AffineConstantExpr>(e);
     });
   };
-  std::tie(chain.q, chain.qMap) = peel(qv, m0, plainAcceptable);
-  std::tie(chain.k, chain.kMap) = peel(kv, m1, kvAcceptable);
+  auto inRanges = [&](AffineMap m) { return simplifyInRanges(m); };
   OpOperand *vOperand = nullptr;
   for (OpOperand *in : chain.c2.getDpsInputOperands())
     if (in->get() != chain.c2.getDpsInputs()[chain.scoresOperand])
       vOperand = in;
+  AffineMap m2 = chain.c2.getMatchingIndexingMap(vOperand)
+                     .replaceDimsAndSymbols({}, {}, kMaxDims, 0);
+  // A row that folds batch and heads (torch-mlir lowers every [B, H, N, D]
+  // matmul to a 3-D batch_matmul over B * H): where K's source reads it as
+  // both `r floordiv F` and `r mod F`, r becomes two coordinates
+  // r = outer * F + inner, so that K/V heads and broadcast operands are read
+  // as they are stored. (A GQA read `h floordiv G` alone is no fold.)
+  AffineMap kSrcMap =
+      peel(kv, m1, inRanges, [](AffineMap) { return true; }).second;
+  llvm::SmallSet<std::pair<unsigned, int64_t>, 4> divs, mods;
+  for (AffineExpr e : kSrcMap.getResults())
+    e.walk([&](AffineExpr x) {
+      auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+      if (!bin)
+        return;
+      auto r = dyn_cast<AffineDimExpr>(bin.getLHS());
+      auto f = dyn_cast<AffineConstantExpr>(bin.getRHS());
+      if (!r || !f || !llvm::is_contained(chain.rows, r.getPosition()))
+        return;
+      if (bin.getKind() == AffineExprKind::FloorDiv)
+        divs.insert({r.getPosition(), f.getValue()});
+      else if (bin.getKind() == AffineExprKind::Mod)
+        mods.insert({r.getPosition(), f.getValue()});
+    });
+  for (auto [row, factor] : divs) {
+    int64_t n = size(row);
+    if (!mods.contains({row, factor}) || factor <= 1 || factor >= n ||
+        n % factor != 0)
+      continue;
+    std::optional<unsigned> outer = freshDim(n / factor),
+                            inner = freshDim(factor);
+    if (!outer || !inner)
+      break;
+    splitRow(chain, row, *outer, *inner, factor);
+    m0 = splitMap(m0);
+    m1 = splitMap(m1);
+    m2 = splitMap(m2);
+    break;
+  }
+  std::tie(chain.q, chain.qMap) = peel(qv, m0, inRanges, plainAcceptable);
+  std::tie(chain.k, chain.kMap) = peel(kv, m1, inRanges, kvAcceptable);
   std::tie(chain.v, chain.vMap) =
-      peel(vOperand->get(), chain.c2.getMatchingIndexingMap(vOperand)
-                                .replaceDimsAndSymbols({}, {}, kMaxDims, 0),
-           kvAcceptable);
+      peel(vOperand->get(), m2, inRanges, kvAcceptable);
   if (!plainAcceptable(chain.qMap) || !kvAcceptable(chain.kMap) ||
       !kvAcceptable(chain.vMap))
     return fail(c1op, "operand-layout",

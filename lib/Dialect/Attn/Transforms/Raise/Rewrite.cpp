@@ -227,10 +227,17 @@ Value Rewriter::run() {
   for (std::optional<unsigned> d : {c.bDim, c.hDim, c.qDim,
                                     std::optional<unsigned>(c.eDim)}) {
     AffineExpr e = getAffineConstantExpr(0, ctx);
-    if (d)
-      for (auto [p, r] : llvm::enumerate(oMap.getResults()))
-        if (cast<AffineDimExpr>(r).getPosition() == *d)
-          e = getAffineDimExpr(p, ctx);
+    for (auto [p, r] : llvm::enumerate(oMap.getResults())) {
+      unsigned pos = cast<AffineDimExpr>(r).getPosition();
+      AffineExpr at = getAffineDimExpr(p, ctx);
+      if (d && pos == *d)
+        e = at;
+      // The output row that folds two of the op's coordinates.
+      else if (d && c.split && pos == c.split->row && *d == c.split->outer)
+        e = at.floorDiv(c.split->factor);
+      else if (d && c.split && pos == c.split->row && *d == c.split->inner)
+        e = at % c.split->factor;
+    }
     exprs.push_back(e);
   }
   AffineMap readO = AffineMap::get(resType.getRank(), 0, exprs, ctx);

@@ -3,6 +3,8 @@
 //===----------------------------------------------------------------------===//
 #include "Chain.h"
 
+#include <functional>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -55,6 +57,118 @@ AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
     }
   }
   return AffineMap::get(kMaxDims, 0, exprs, ctx);
+}
+
+/// The values `e` takes with every dim d in [0, sizes[d]); nullopt when
+/// unbounded or negative parts make it unknown.
+static std::optional<std::pair<int64_t, int64_t>>
+rangeOf(AffineExpr e, ArrayRef<int64_t> sizes) {
+  using R = std::optional<std::pair<int64_t, int64_t>>;
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return std::make_pair(c.getValue(), c.getValue());
+  if (auto d = dyn_cast<AffineDimExpr>(e)) {
+    if (d.getPosition() >= sizes.size() || sizes[d.getPosition()] <= 0)
+      return R();
+    return std::make_pair<int64_t, int64_t>(0, sizes[d.getPosition()] - 1);
+  }
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return R();
+  R l = rangeOf(bin.getLHS(), sizes), r = rangeOf(bin.getRHS(), sizes);
+  if (!l || !r)
+    return R();
+  switch (bin.getKind()) {
+  case AffineExprKind::Add:
+    return std::make_pair(l->first + r->first, l->second + r->second);
+  case AffineExprKind::Mul: {
+    int64_t a = l->first * r->first, b = l->first * r->second,
+            c = l->second * r->first, d = l->second * r->second;
+    return std::make_pair(std::min({a, b, c, d}), std::max({a, b, c, d}));
+  }
+  case AffineExprKind::FloorDiv:
+    if (l->first < 0 || r->first <= 0 || r->first != r->second)
+      return R();
+    return std::make_pair(l->first / r->first, l->second / r->first);
+  case AffineExprKind::Mod:
+    if (r->first <= 0 || r->first != r->second)
+      return R();
+    if (l->first >= 0 && l->second < r->first)
+      return l;
+    return std::make_pair<int64_t, int64_t>(0, r->first - 1);
+  default:
+    return R();
+  }
+}
+
+/// `e` with `x floordiv c` -> 0 and `x mod c` -> x where x provably lies in
+/// [0, c), and `(c * y + x) floordiv c` -> y, `(c * y + x) mod c` -> x
+/// likewise (the reshapes of a collapsed dimension, read back).
+static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return e;
+  AffineExpr l = simplifyInRanges(bin.getLHS(), sizes),
+             r = simplifyInRanges(bin.getRHS(), sizes);
+  auto c = dyn_cast<AffineConstantExpr>(r);
+  bool divOrMod = bin.getKind() == AffineExprKind::FloorDiv ||
+                  bin.getKind() == AffineExprKind::Mod;
+  if (divOrMod && c && c.getValue() > 0) {
+    int64_t k = c.getValue();
+    // Split l into summands that are multiples of k and the rest.
+    SmallVector<AffineExpr> terms;
+    std::function<void(AffineExpr)> collect = [&](AffineExpr x) {
+      if (auto add = dyn_cast<AffineBinaryOpExpr>(x);
+          add && add.getKind() == AffineExprKind::Add) {
+        collect(add.getLHS());
+        collect(add.getRHS());
+      } else {
+        terms.push_back(x);
+      }
+    };
+    collect(l);
+    AffineExpr multiple = getAffineConstantExpr(0, e.getContext()),
+               rest = getAffineConstantExpr(0, e.getContext());
+    for (AffineExpr t : terms) {
+      int64_t coeff = 0;
+      if (auto tc = dyn_cast<AffineConstantExpr>(t))
+        coeff = tc.getValue();
+      else if (auto tm = dyn_cast<AffineBinaryOpExpr>(t);
+               tm && tm.getKind() == AffineExprKind::Mul)
+        if (auto mc = dyn_cast<AffineConstantExpr>(tm.getRHS()))
+          coeff = mc.getValue();
+      if (coeff != 0 && coeff % k == 0)
+        multiple = multiple + t;
+      else
+        rest = rest + t;
+    }
+    std::optional<std::pair<int64_t, int64_t>> range = rangeOf(rest, sizes);
+    if (range && range->first >= 0 && range->second < k)
+      return simplify(bin.getKind() == AffineExprKind::FloorDiv
+                          ? multiple.floorDiv(k)
+                          : rest);
+  }
+  switch (bin.getKind()) {
+  case AffineExprKind::Add:
+    return simplify(l + r);
+  case AffineExprKind::Mul:
+    return simplify(l * r);
+  case AffineExprKind::FloorDiv:
+    return simplify(l.floorDiv(r));
+  case AffineExprKind::CeilDiv:
+    return simplify(l.ceilDiv(r));
+  case AffineExprKind::Mod:
+    return simplify(l % r);
+  default:
+    return e;
+  }
+}
+
+AffineMap Matcher::simplifyInRanges(AffineMap map) const {
+  SmallVector<AffineExpr> exprs;
+  for (AffineExpr e : map.getResults())
+    exprs.push_back(raise::simplifyInRanges(e, sizes));
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), exprs,
+                        map.getContext());
 }
 
 AffineMap composeAccess(AffineMap map, ArrayRef<AffineExpr> loops,
@@ -172,7 +286,7 @@ Term *Matcher::traceTensor(Value v, AffineMap access) {
   if (!def || !slice.contains(def) || def == c2.getOperation()) {
     Term *t = make(Term::Leaf, elem);
     t->tensor = v;
-    t->access = access;
+    t->access = simplifyInRanges(access);
     return t;
   }
   visited.insert(def);
