@@ -98,6 +98,10 @@ AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
                               bool unitDimsAtZero);
 inline bool usesDim(AffineExpr e, unsigned d) { return e.isFunctionOfDim(d); }
 
+/// The value of a constant term: a constant op, a scalar constant, or a splat
+/// leaf (getSplatLeaf); null otherwise.
+TypedAttr getConstantTerm(Term *t);
+/// A float constant term as a double.
 bool isConstTerm(Term *t, double *value);
 template <typename... OpTys> bool isOp(Term *t) {
   return t->kind == Term::Op && isa<OpTys...>(t->op);
@@ -174,8 +178,8 @@ private:
   /// chain's rows.
   void splitRow(Chain &chain, unsigned row, unsigned outer, unsigned inner,
                 int64_t factor);
-  /// `map` with the split row (if any) replaced.
-  AffineMap splitMap(AffineMap map) const;
+  /// `map` with `split`'s row replaced by outer * factor + inner.
+  AffineMap splitMap(AffineMap map, const Chain::Split &split) const;
 
   linalg::LinalgOp c2;
   MLIRContext *ctx;
@@ -186,7 +190,6 @@ private:
   SetVector<Operation *> visited;
   Value scoresValue; ///< The first contraction's result.
   AffineMap scoresAccess;
-  std::optional<Chain::Split> split;
   friend struct TermEq;
 };
 

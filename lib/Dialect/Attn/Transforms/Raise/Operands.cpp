@@ -74,27 +74,26 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
 void Matcher::splitRow(Chain &chain, unsigned row, unsigned outer,
                        unsigned inner, int64_t factor) {
   chain.split = Chain::Split{row, outer, inner, factor};
-  split = chain.split;
+  const Chain::Split &split = *chain.split;
   for (Term &t : arena) {
     if (t.kind == Term::Leaf)
-      t.access = splitMap(t.access);
+      t.access = splitMap(t.access, split);
     else if (t.kind == Term::Index)
-      t.index = splitMap(AffineMap::get(kMaxDims, 0, t.index)).getResult(0);
+      t.index =
+          splitMap(AffineMap::get(kMaxDims, 0, t.index), split).getResult(0);
   }
-  scoresAccess = splitMap(scoresAccess);
+  scoresAccess = splitMap(scoresAccess, split);
   auto it = llvm::find(chain.rows, row);
   *it = inner;
   chain.rows.insert(it, outer);
 }
 
-AffineMap Matcher::splitMap(AffineMap map) const {
-  if (!split)
-    return map;
+AffineMap Matcher::splitMap(AffineMap map, const Chain::Split &split) const {
   SmallVector<AffineExpr> dims;
   for (unsigned d = 0; d < kMaxDims; ++d)
-    dims.push_back(d == split->row
-                       ? getAffineDimExpr(split->outer, ctx) * split->factor +
-                             getAffineDimExpr(split->inner, ctx)
+    dims.push_back(d == split.row
+                       ? getAffineDimExpr(split.outer, ctx) * split.factor +
+                             getAffineDimExpr(split.inner, ctx)
                        : getAffineDimExpr(d, ctx));
   SmallVector<AffineExpr> exprs;
   for (AffineExpr e : map.getResults())
@@ -218,9 +217,9 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
     if (!outer || !inner)
       break;
     splitRow(chain, row, *outer, *inner, factor);
-    m0 = splitMap(m0);
-    m1 = splitMap(m1);
-    m2 = splitMap(m2);
+    m0 = splitMap(m0, *chain.split);
+    m1 = splitMap(m1, *chain.split);
+    m2 = splitMap(m2, *chain.split);
     break;
   }
   std::tie(chain.q, chain.qMap) = peel(qv, m0, inRanges, plainAcceptable);

@@ -17,25 +17,9 @@ namespace attnfuse::attn::raise {
 
 /// True when `t` is an integer (i1) constant equal to `value`.
 static bool isIntConstTerm(Term *t, int64_t value) {
-  Value v = t->kind == Term::Scalar ? t->scalar
-            : t->kind == Term::Leaf ? t->tensor
-                                    : Value();
-  Operation *def = t->kind == Term::Op ? t->op
-                   : v                 ? v.getDefiningOp()
-                                       : nullptr;
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(def))
-    def = fill.getInputs()[0].getDefiningOp();
-  Attribute a;
-  if (!def || !matchPattern(def, m_Constant(&a)))
-    return false;
-  if (auto d = dyn_cast<DenseIntElementsAttr>(a); d && d.isSplat())
-    return d.getSplatValue<APInt>().getSExtValue() == value ||
-           d.getSplatValue<APInt>().getZExtValue() ==
-               static_cast<uint64_t>(value);
-  if (auto i = dyn_cast<IntegerAttr>(a))
-    return i.getValue().getSExtValue() == value ||
-           i.getValue().getZExtValue() == static_cast<uint64_t>(value);
-  return false;
+  auto i = dyn_cast_or_null<IntegerAttr>(getConstantTerm(t));
+  return i && (i.getValue().getSExtValue() == value ||
+               i.getValue().getZExtValue() == static_cast<uint64_t>(value));
 }
 
 /// `all_r(cast?(T[k := r]) == -inf)` with `T` = `scores`: the rows whose

@@ -228,19 +228,18 @@ bool TermEq::eq(Term *a, Term *b) {
   return false;
 }
 
-bool isConstTerm(Term *t, double *value) {
+TypedAttr getConstantTerm(Term *t) {
   Attribute a;
   if (t->kind == Term::Op && matchPattern(t->op, m_Constant(&a)))
-    return isF32Const(a, value);
+    return dyn_cast<TypedAttr>(a);
   if (t->kind == Term::Scalar && matchPattern(t->scalar, m_Constant(&a)))
-    return isF32Const(a, value);
-  if (t->kind == Term::Leaf && t->tensor.getDefiningOp<linalg::FillOp>()) {
-    Value fv = t->tensor.getDefiningOp<linalg::FillOp>().getInputs()[0];
-    return matchPattern(fv, m_Constant(&a)) && isF32Const(a, value);
-  }
-  if (t->kind == Term::Leaf && matchPattern(t->tensor, m_Constant(&a)))
-    return isF32Const(a, value);
-  return false;
+    return dyn_cast<TypedAttr>(a);
+  return getSplatLeaf(t);
+}
+
+bool isConstTerm(Term *t, double *value) {
+  TypedAttr a = getConstantTerm(t);
+  return a && isF32Const(a, value);
 }
 
 TypedAttr getSplatLeaf(Term *t) {
