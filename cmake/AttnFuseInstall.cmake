@@ -52,7 +52,7 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/attnfuse
                   ${PROJECT_SOURCE_DIR}/include/attnfuse-c
   DESTINATION include COMPONENT attnfuse
-  FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.def" PATTERN "*.td")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/attnfuse
   DESTINATION include COMPONENT attnfuse
   FILES_MATCHING PATTERN "*.inc"

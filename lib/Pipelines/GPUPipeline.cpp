@@ -160,18 +160,10 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   }
 
   // The fused kernels and their launches.
-  ConvertAttnToGPUOptions kernel;
-  kernel.blockQ = options.blockQ;
-  kernel.blockK = options.blockK;
-  kernel.threadsPerRow = options.threadsPerRow;
-  kernel.chunk = options.chunk;
-  kernel.minCtasPerSM = options.minCtasPerSM;
-  kernel.lazyRescale = options.lazyRescale;
-  kernel.warps = options.warps;
-  kernel.stages = options.stages;
-  kernel.sharedMemoryLimit = sharedMemoryLimitForChip(options.chip);
-  kernel.mma = options.mma;
-  pm.addPass(createConvertAttnToGPU(kernel));
+  AttentionKernelOptions kernel = options.getKernelOptions();
+  if (kernel.sharedMemoryLimit == 0)
+    kernel.sharedMemoryLimit = sharedMemoryLimitForChip(options.chip);
+  pm.addPass(createConvertAttnToGPUPass(kernel));
   pm.addPass(createCanonicalizerPass());
 
   addBufferization(pm);

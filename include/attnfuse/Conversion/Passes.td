@@ -85,40 +85,15 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     to it with a remark). Options left at 0 take defaults per head dimension
     and features. The kernel's arguments: Q, K, V, [bias], [keep], [seed],
     O, lse. See docs/GPU.md.
+
+    Besides the options below, the pass takes the kernel options declared
+    once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
+    forwarded by attn-lower-to-nvvm-pipeline): `mma`, `block-q`, `block-k`,
+    `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`, `stages`,
+    `lazy-rescale`, `shared-memory-limit` (`attnfuse-opt --help` lists them
+    with their meaning).
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per CTA (0: the default per head dim and features; "
-           "mma_sync: 16 or 32 rows per warp)">,
-    Option<"blockK", "block-k", "int64_t", /*default=*/"0",
-           "Keys per shared-memory block (0: the default per head dim and "
-           "features; mma_sync: 32 or 64)">,
-    Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
-           "Threads per query row (0: max(1, d / 32))">,
-    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "Keys per online-softmax rescaling (0: simt 16, mma_sync block-k; "
-           "mma_sync: a multiple of 16 dividing block-k)">,
-    Option<"minCtasPerSM", "min-ctas-per-sm", "int64_t", /*default=*/"1",
-           "CTAs per SM that register allocation must allow "
-           "(.minnctapersm; negative: ptxas's choice)">,
-    Option<"warps", "warps", "int64_t", /*default=*/"0",
-           "mma_sync: warps per CTA, 4 or 8 (0: 4, 8 above d = 128); block-q "
-           "is 16 or 32 rows per warp">,
-    Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "mma_sync: K/V shared-memory stages of the cp.async pipeline, "
-           "2-4 (0: 2)">,
-    Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t",
-           /*default=*/"0",
-           "mma_sync: dynamic shared memory per CTA in bytes (0: 227 KB, "
-           "sm_90); attn-lower-to-nvvm-pipeline sets it from its chip">,
-    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"true",
-           "mma_sync: rescale the O accumulators by exp2(m_old - m_new) "
-           "only when a row max of the warp changed (warp vote), instead of "
-           "after every key block">,
-    Option<"mma", "mma", "std::string", /*default=*/"\"mma_sync\"",
-           "Instruction family of the products: mma_sync (default; "
-           "tensor-core mma.sync m16n8k16, bf16/f16; ops it does not cover "
-           "fall back to simt with a remark) or simt (f32 FMAs)">,
     Option<"kernelPrefix", "kernel-prefix", "std::string",
            /*default=*/"\"attn_fwd\"", "Kernel name prefix">,
     Option<"moduleName", "module-name", "std::string",

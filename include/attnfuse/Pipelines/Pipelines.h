@@ -2,6 +2,8 @@
 #ifndef ATTNFUSE_PIPELINES_PIPELINES_H
 #define ATTNFUSE_PIPELINES_PIPELINES_H
 
+#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -46,9 +48,11 @@ void buildAttnLowerToCPUPipeline(mlir::OpPassManager &pm,
 /// Registers `attn-lower-to-cpu-pipeline`.
 void registerAttnFusePipelines();
 
-/// Options of `attn-lower-to-nvvm-pipeline`.
+/// Options of `attn-lower-to-nvvm-pipeline`: its own, and the kernel options
+/// of convert-attn-to-gpu (KernelOptions.def), forwarded.
 struct GPUPipelineOptions
-    : public mlir::PassPipelineOptions<GPUPipelineOptions> {
+    : public AttentionKernelCommandLine<
+          mlir::PassPipelineOptions<GPUPipelineOptions>> {
   Option<bool> naive{
       *this, "naive",
       llvm::cl::desc("Lower attention ops through the reference lowering "
@@ -77,49 +81,11 @@ struct GPUPipelineOptions
                      "none, remarks, or errors (a chain left unfused fails "
                      "the pipeline)"),
       llvm::cl::init("none")};
-  Option<int64_t> blockQ{*this, "block-q",
-                         llvm::cl::desc("Query rows per CTA (0: default)"),
-                         llvm::cl::init(0)};
-  Option<int64_t> blockK{*this, "block-k",
-                         llvm::cl::desc("Keys per K/V block (0: default)"),
-                         llvm::cl::init(0)};
-  Option<int64_t> threadsPerRow{
-      *this, "threads-per-row",
-      llvm::cl::desc("Threads per query row (0: default)"), llvm::cl::init(0)};
-  Option<int64_t> chunk{*this, "chunk",
-                        llvm::cl::desc("Keys per online-softmax rescaling "
-                                       "(0: default)"),
-                        llvm::cl::init(0)};
   Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
                      "$CUDA_PATH, $CUDA_ROOT or /usr/local/cuda"),
       llvm::cl::init("")};
-  Option<std::string> mma{
-      *this, "mma",
-      llvm::cl::desc("Instruction family of the products: mma_sync "
-                     "(default; falls back to simt with a remark) or simt "
-                     "(see convert-attn-to-gpu)"),
-      llvm::cl::init("mma_sync")};
-  Option<int64_t> warps{
-      *this, "warps",
-      llvm::cl::desc("mma_sync: warps per CTA, 4 or 8 (see "
-                     "convert-attn-to-gpu)"),
-      llvm::cl::init(0)};
-  Option<int64_t> stages{
-      *this, "stages",
-      llvm::cl::desc("mma_sync: K/V cp.async pipeline stages, 2-4 (see "
-                     "convert-attn-to-gpu)"),
-      llvm::cl::init(0)};
-  Option<bool> lazyRescale{
-      *this, "lazy-rescale",
-      llvm::cl::desc("mma_sync: rescale O only when a row max of the warp "
-                     "changed (see convert-attn-to-gpu)"),
-      llvm::cl::init(true)};
-  Option<int64_t> minCtasPerSM{
-      *this, "min-ctas-per-sm",
-      llvm::cl::desc("CTAs per SM that register allocation must allow"),
-      llvm::cl::init(1)};
 };
 
 /// Adds the passes that turn attn.attention into fused CUDA kernels

@@ -1,9 +1,9 @@
 //===- KernelBuilder.h - shared pieces of the AttnToGPU emitters -*- C++ -*-===//
 //
-// The static facts of one kernel (KernelPlan) and index/f32 arithmetic at an
-// insertion point (KB), shared by the instruction-family emitters of
-// convert-attn-to-gpu (SIMT FMAs in AttnToGPU.cpp, mma.sync in
-// MmaSyncKernel.cpp). Internal to lib/Conversion/AttnToGPU.
+// The static facts of one kernel (KernelPlan), its arguments (KernelArgs) and
+// index/f32 arithmetic at an insertion point (KB), shared by the instruction
+// families of convert-attn-to-gpu (KernelFamily.h). Internal to
+// lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
@@ -123,6 +123,11 @@ struct KB {
     }
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   }
+  /// The row's log-sum-exp from its running max `m` (log2 domain) and sum
+  /// `l`: m'' ln 2 + log(l).
+  Value lse(Value m, Value l) {
+    return fadd(fmul(safeMax(m), f32(kLn2)), math::LogOp::create(b, loc, l));
+  }
   /// m'' = (m == -inf) ? 0 : m.
   Value safeMax(Value m) {
     Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
@@ -157,16 +162,6 @@ struct KB {
   }
 };
 
-
-/// Emits the body of the mma.sync (sm_80+ tensor-core) kernel into the
-/// gpu.func whose entry block `b` points at; `args` are its arguments (see
-/// KernelArgs). Its shared memory is dynamic: mmaSyncSharedBytes(plan).
-void emitMmaSyncKernel(KernelPlan &plan, OpBuilder &b, Location loc,
-                       ArrayRef<BlockArgument> args);
-/// Bytes of dynamic shared memory the mma.sync kernel of `plan` needs.
-int64_t mmaSyncSharedBytes(const KernelPlan &plan);
-/// Why the mma.sync family cannot compute `op` (empty when it can).
-std::string mmaSyncUnsupportedReason(AttentionOp op);
 
 } // namespace attnfuse::gpu_kernels
 

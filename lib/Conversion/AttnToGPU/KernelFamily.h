@@ -1,0 +1,73 @@
+//===- KernelFamily.h - the instruction families of convert-attn-to-gpu -*-===//
+//
+// An instruction family is one way of computing the two products of the
+// fused kernel (S = Q K^T, O += P V) and everything that depends on it:
+// which ops it covers, its option defaults and limits, its shared memory,
+// its launch shape and the kernel body. convertAttentionToGPU (AttnToGPU.cpp)
+// builds the KernelPlan of an op, asks the family named by the `mma` option
+// (falling back, with a remark, while a family cannot compute the op), and
+// writes the host side and the gpu.func around the family's body.
+//
+//   simt      SimtKernel.cpp      f32 FMAs on CUDA cores, any element type
+//   mma_sync  MmaSyncKernel.cpp   sm_80+ warp-level mma.sync m16n8k16
+//
+// The tensor-core families share the online softmax on accumulator
+// fragments (Fragments.h). Internal to lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELFAMILY_H
+#define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELFAMILY_H
+
+#include "KernelBuilder.h"
+
+#include <array>
+#include <string>
+
+namespace attnfuse::gpu_kernels {
+
+/// Grid and CTA sizes of a kernel launch.
+struct LaunchShape {
+  std::array<int64_t, 3> grid, block;
+};
+
+class KernelFamily {
+public:
+  virtual ~KernelFamily() = default;
+  /// The `mma` option value that selects the family.
+  virtual StringRef getName() const = 0;
+  /// The family to try when this one cannot compute an op (none: null).
+  virtual const KernelFamily *getFallback() const { return nullptr; }
+  /// Why the family cannot compute `op` (empty when it can).
+  virtual std::string getUnsupportedReason(AttentionOp op) const = 0;
+  /// Sets plan.cfg from `requested` (zero fields take the family's defaults
+  /// for the op, shrunk to `sharedLimit` bytes of shared memory), and
+  /// plan.threads; options the family cannot take are a located error.
+  virtual LogicalResult resolveOptions(KernelPlan &plan,
+                                       const AttentionKernelOptions &requested,
+                                       int64_t sharedLimit) const = 0;
+  /// Bytes of dynamic shared memory the kernel of `plan` needs.
+  virtual int64_t getDynamicSharedBytes(const KernelPlan &plan) const = 0;
+  /// The statically sized workgroup buffers of the gpu.func (none by
+  /// default).
+  virtual SmallVector<Type> getWorkgroupBuffers(const KernelPlan &plan,
+                                                MLIRContext *ctx) const {
+    return {};
+  }
+  /// One CTA per (query block, batch * head), plan.threads threads; see
+  /// KernelPlan::headsFastest for the grid order.
+  virtual LaunchShape getLaunchShape(const KernelPlan &plan) const;
+  /// Emits the kernel body into `func` (arguments: see KernelArgs).
+  virtual void emit(KernelPlan &plan, gpu::GPUFuncOp func) const = 0;
+};
+
+/// The family an `mma` option value names (null for an unknown name), and
+/// the names, for diagnostics.
+const KernelFamily *lookupKernelFamily(StringRef name);
+std::string getKernelFamilyNames();
+
+const KernelFamily &getSimtFamily();
+const KernelFamily &getMmaSyncFamily();
+
+} // namespace attnfuse::gpu_kernels
+
+#endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELFAMILY_H
