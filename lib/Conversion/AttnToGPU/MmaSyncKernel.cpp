@@ -48,6 +48,7 @@
 //   columns 16n + 8(i/2): registers (0, 1) = n-tile 2n, (2, 3) = 2n+1.
 //
 //===----------------------------------------------------------------------===//
+#include "Fragments.h"
 #include "KernelFamily.h"
 
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
@@ -112,10 +113,6 @@ private:
   /// into stage `stage` of `buf`, and returns their tokens.
   void copyBlock(KB &e, Value src, Value buf, int64_t width, Value kb,
                  Value stage, SmallVector<Value> &tokens);
-  /// A pair of bf16/f16 as an mma operand: i32 for bf16, vector<2xf16>.
-  Value operand(KB &e, Value pair);
-  /// Two f32 to an mma operand (rounded to the element type).
-  Value pack(KB &e, Value x, Value y);
   /// c = a * b + c on one m16n8k16 tile; c has four f32.
   void mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
            MutableArrayRef<Value> c);
@@ -125,11 +122,6 @@ private:
     mma(e, a, {b4[0], b4[1]}, MutableArrayRef<Value>(c, 4));
     mma(e, a, {b4[2], b4[3]}, MutableArrayRef<Value>(c + 4, 4));
   }
-  /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
-  /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
-  /// predicated FMULs), which costs issue slots and registers in the
-  /// softmax; results below 2^-126 flush to 0, as FA2's.
-  Value exp2(KB &e, Value x);
   /// ldmatrix x4 of `buf[stage, row, col]`, the four registers as operands.
   SmallVector<Value> ldmatrix(KB &e, Value buf, Value stage, Value row,
                               Value col, bool transpose);
@@ -148,21 +140,6 @@ private:
   const bool tail;
 };
 
-Value MmaSyncEmitter::operand(KB &e, Value pair) {
-  if (!isBF16)
-    return pair;
-  auto i32v = VectorType::get({1}, e.b.getI32Type());
-  Value cast = vector::BitCastOp::create(e.b, e.loc, i32v, pair);
-  return vector::ExtractOp::create(e.b, e.loc, cast, 0);
-}
-
-Value MmaSyncEmitter::pack(KB &e, Value x, Value y) {
-  auto f2 = VectorType::get({2}, e.b.getF32Type());
-  Value v = vector::FromElementsOp::create(e.b, e.loc, f2, ValueRange{x, y});
-  v = arith::TruncFOp::create(e.b, e.loc, VectorType::get({2}, elt), v);
-  return operand(e, v);
-}
-
 void MmaSyncEmitter::mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
                          MutableArrayRef<Value> c) {
   Type f32 = e.b.getF32Type();
@@ -178,13 +155,6 @@ void MmaSyncEmitter::mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
     c[i] = LLVM::ExtractValueOp::create(e.b, e.loc, r, i);
 }
 
-Value MmaSyncEmitter::exp2(KB &e, Value x) {
-  return LLVM::CallIntrinsicOp::create(
-             e.b, e.loc, e.b.getF32Type(),
-             e.b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
-      .getResult(0);
-}
-
 SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
                                             Value row, Value col,
                                             bool transpose) {
@@ -194,7 +164,8 @@ SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
       e.b.getBoolAttr(transpose), e.b.getI32IntegerAttr(4));
   SmallVector<Value> regs;
   for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(operand(e, vector::ExtractOp::create(e.b, e.loc, r, i)));
+    regs.push_back(
+        toOperand(e, elt, vector::ExtractOp::create(e.b, e.loc, r, i)));
   return regs;
 }
 
@@ -242,7 +213,6 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
 }
 
 void MmaSyncEmitter::emit() {
-  Type f32 = b.getF32Type();
   int64_t D = plan.D, Dv = plan.Dv;
   // Each K/V block of kBK keys is processed in online-softmax steps of kC
   // (chunk) keys: the registers of S and P scale with kC, the copies and
@@ -254,6 +224,8 @@ void MmaSyncEmitter::emit() {
   int64_t kP = kC / 16; // k-steps of P V per step
   const int64_t M = mTilesOf(plan), kBQ = 16 * M * kWarps;
   const bool qInSmem = qInSharedMemory(plan);
+  // The fragments of S (one step of kC keys) and of O.
+  const FragmentLayout sl{M, nS}, ol{M, nO};
 
   // Shared memory: K stages then V stages, rows padded by kPad elements.
   auto workgroup =
@@ -318,7 +290,7 @@ void MmaSyncEmitter::emit() {
         Value v = vector::LoadOp::create(
             b, loc, pairType, q, ValueRange{bi, hi, rowsC[r % 2], col},
             /*nontemporal=*/false, llvm::MaybeAlign(4));
-        qFrag[s].push_back(operand(k, v));
+        qFrag[s].push_back(toOperand(k, elt, v));
       }
   }
 
@@ -458,144 +430,27 @@ void MmaSyncEmitter::emit() {
           x = e.fmul(x, e.f32(scaleLog2e));
       }
 
-      // The mask of element i of n-tile j of m-tile mt, from two values
-      // per thread: with delta = key - row = d0 + c (d0 = k0 + 2t - rows[0],
-      // c = 8j + i % 2 - 16 mt - 8 (i / 2)), visible iff
-      // off - left <= delta <= off + right (the structural mask's
-      // definition) and, with a key tail, k0 + 2t < Nk - 8j - i % 2: one
-      // i32 comparison against a constant per bound and element.
-      if (masked) {
-        Type i32 = lb.getI32Type();
-        auto toI32 = [&](Value v) {
-          return arith::IndexCastOp::create(lb, ll, i32, v);
-        };
-        auto cmp = [&](arith::CmpIPredicate p, Value x, int64_t c) {
-          return arith::CmpIOp::create(
-              lb, ll, p, x,
-              arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(c)));
-        };
-        Value kt = tail ? toI32(e.add(k0, t2)) : Value();
-        Value d0 = toI32(e.sub(e.add(k0, t2), rows[0]));
-        for (int64_t mt = 0; mt < M; ++mt)
-          for (int64_t j = 0; j < nS; ++j)
-            for (int64_t i = 0; i < 4; ++i) {
-              int64_t kc = 8 * j + i % 2, c = kc - 16 * mt - 8 * (i / 2);
-              Value vis;
-              auto both = [&](Value x) {
-                vis = vis ? arith::AndIOp::create(lb, ll, vis, x) : x;
-              };
-              if (plan.leftBounded)
-                both(cmp(arith::CmpIPredicate::sge, d0, w.offset - w.left - c));
-              if (plan.rightBounded)
-                both(
-                    cmp(arith::CmpIPredicate::sle, d0, w.offset + w.right - c));
-              if (tail)
-                both(cmp(arith::CmpIPredicate::slt, kt, plan.Nk - kc));
-              Value &x = s[4 * (mt * nS + j) + i];
-              if (vis)
-                x = e.select(vis, x, e.f32(kNegInf));
-            }
-      }
+      // The structural mask and the key tail, on the blocks they cut.
+      if (masked)
+        maskScores(e, plan, sl, k0, t2, rows[0], s);
 
       // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
       // i / 2 == r); m is kept scaled (log2 domain).
-      SmallVector<Value> mNew(R), negM(R), alpha(R), lsum(R);
-      for (int64_t rr = 0; rr < R; ++rr) {
-        int64_t mt = rr / 2, r = rr % 2;
-        Value mx;
-        for (int64_t j = 0; j < nS; ++j)
-          for (int64_t i = 0; i < 2; ++i) {
-            Value x = s[4 * (mt * nS + j) + 2 * r + i];
-            mx = mx ? e.fmax(mx, x) : x;
-          }
-        for (int32_t off : {1, 2})
-          mx = e.fmax(mx, gpu::ShuffleOp::create(lb, ll, mx, off, 32,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult());
-        if (foldScale)
-          mx = e.fmul(mx, e.f32(scaleLog2e));
-        mx = e.fmax(mx, cur[rr]);
-        mNew[rr] = mx;
-        Value mSafe = e.safeMax(mx);
-        negM[rr] = arith::NegFOp::create(lb, ll, mSafe);
-        alpha[rr] = exp2(e, e.fsub(cur[rr], mSafe));
-        lsum[rr] = e.fmul(cur[R + rr], alpha[rr]);
-      }
-      // acc *= alpha (per row). alpha = 1 exactly where m did not change
-      // (and acc = 0 while m = -inf), so with lazy-rescale the warp skips
-      // the multiplications unless one of its row maxima changed.
-      SmallVector<Value> acc(cur.begin() + 2 * R, cur.end());
-      auto rescale = [&](KB &x) {
-        SmallVector<Value> scaled(acc);
-        for (int64_t mt = 0; mt < M; ++mt)
-          for (int64_t n = 0; n < nO; ++n)
-            for (int64_t i = 0; i < 4; ++i) {
-              Value &a = scaled[4 * (mt * nO + n) + i];
-              a = x.fmul(a, alpha[2 * mt + i / 2]);
-            }
-        return scaled;
-      };
-      if (plan.cfg.lazyRescale) {
-        Value changed;
-        for (int64_t rr = 0; rr < R; ++rr) {
-          Value c = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::UNE,
-                                          mNew[rr], cur[rr]);
-          changed = changed ? arith::OrIOp::create(lb, ll, changed, c) : c;
-        }
-        Value any = NVVM::VoteSyncOp::create(
-            lb, ll, lb.getI1Type(),
-            arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(-1)),
-            changed, NVVM::VoteSyncKind::any);
-        auto ifOp = scf::IfOp::create(
-            lb, ll, any,
-            [&](OpBuilder &rb, Location rl) {
-              KB x{rb, rl};
-              scf::YieldOp::create(rb, rl, rescale(x));
-            },
-            [&](OpBuilder &rb, Location rl) {
-              scf::YieldOp::create(rb, rl, acc);
-            });
-        acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-      } else {
-        acc = rescale(e);
-      }
+      ArrayRef<Value> curRef(cur);
+      RowMaxima rowMax =
+          updateRowMaxima(e, sl, s, curRef.take_front(R),
+                          curRef.slice(R, R), foldScale, scaleLog2e);
+      SmallVector<Value> acc =
+          rescaleAccumulators(e, ol, rowMax, curRef.take_front(R),
+                              curRef.drop_front(2 * R), plan.cfg.lazyRescale);
 
-      // P = exp2(...) of k-step ks (keys 16 ks .. 16 ks + 15) of m-tile
-      // mt, packed to bf16/f16 pairs, the A fragment of P V: reg0 =
-      // (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2 = (c0, c1) of
-      // 2ks + 1, reg3 = (c2, c3) of 2ks + 1. Each row's 4 values summed as
-      // a tree before they join l (short chains).
       auto probabilities = [&](int64_t mt, int64_t ks) {
-        Value *c0 = s.data() + 4 * (mt * nS + 2 * ks), *c1 = c0 + 4;
-        for (Value *c : {c0, c1})
-          for (int64_t i = 0; i < 4; ++i) {
-            int64_t rr = 2 * mt + i / 2;
-            Value &x = c[i];
-            x = exp2(e, foldScale ? e.fma(x, e.f32(scaleLog2e), negM[rr])
-                                  : e.fadd(x, negM[rr]));
-          }
-        for (int64_t r = 0; r < 2; ++r) {
-          Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
-                              e.fadd(c1[2 * r], c1[2 * r + 1]));
-          lsum[2 * mt + r] = e.fadd(lsum[2 * mt + r], part);
-        }
-        // Dropout acts on the normalized probabilities (P V), not on l:
-        // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
-        if (seed) {
-          Value scaleKept =
-              e.f32(1.0 / (1.0 - plan.op.getDropoutProbability()));
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t i = 0; i < 4; ++i) {
-              Value &x = (h ? c1 : c0)[i];
-              Value kept =
-                  buildDropoutKeep(lb, ll, plan.op, seed,
-                                   {bi, hi, rowsC[2 * mt + i / 2],
-                                    keyOf(e, 2 * ks + h, i, /*clamp=*/true)});
-              x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
-            }
-        }
-        return SmallVector<Value>{pack(e, c0[0], c0[1]), pack(e, c0[2], c0[3]),
-                                  pack(e, c1[0], c1[1]), pack(e, c1[2], c1[3])};
+        return probabilityOperands(
+            e, plan, sl, s, mt, ks, rowMax, foldScale, scaleLog2e, seed,
+            [&](int64_t j, int64_t i) {
+              return SmallVector<Value>{bi, hi, rowsC[2 * mt + i / 2],
+                                        keyOf(e, j, i, /*clamp=*/true)};
+            });
       };
       // Per k-step ks: P of its 16 keys, then O += P V with V by
       // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers
@@ -615,8 +470,8 @@ void MmaSyncEmitter::emit() {
           }
         }
       }
-      cur = mNew;
-      cur.append(lsum);
+      cur = rowMax.mNew;
+      cur.append(rowMax.lsum);
       cur.append(acc);
     }
     // Block kb + 1 landed (at most S - 2 younger groups pending) and
@@ -668,45 +523,8 @@ void MmaSyncEmitter::emit() {
                                      b.getI32IntegerAttr(0));
   }
 
-  // l over the quad; O = acc * ((l != 0) ? 1 / l : 0) (buildNormalize);
-  // lse = m'' ln 2 + log l.
-  auto pairType = VectorType::get({2}, elt);
-  auto f2 = VectorType::get({2}, f32);
-  for (int64_t rr = 0; rr < R; ++rr) {
-    int64_t mt = rr / 2, r = rr % 2;
-    Value m = state[rr], l = state[R + rr];
-    for (int32_t off : {1, 2})
-      l = k.fadd(
-          l, gpu::ShuffleOp::create(b, loc, l, off, 32, gpu::ShuffleMode::XOR)
-                 .getShuffleResult());
-    Value inv = attn::buildNormalize(b, loc, k.f32(1), l);
-    Value valid = k.ult(rows[rr], k.idx(plan.Nq));
-    scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
-      KB e{nb, nl};
-      for (int64_t n = 0; n < nO; ++n) {
-        int64_t base = 2 * R + 4 * (mt * nO + n) + 2 * r;
-        Value x = e.fmul(state[base], inv);
-        Value y = e.fmul(state[base + 1], inv);
-        Value v = vector::FromElementsOp::create(nb, nl, f2, ValueRange{x, y});
-        v = arith::TruncFOp::create(nb, nl, pairType, v);
-        vector::StoreOp::create(
-            nb, nl, v, out,
-            ValueRange{bi, hi, rows[rr], e.add(e.idx(8 * n), t2)},
-            /*nontemporal=*/false, llvm::MaybeAlign(4));
-      }
-      Value first =
-          arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, t, e.idx(0));
-      scf::IfOp::create(nb, nl, first, [&](OpBuilder &fb, Location fl) {
-        KB f{fb, fl};
-        Value rowLse = f.fadd(f.fmul(f.safeMax(m), f.f32(kLn2)),
-                              math::LogOp::create(fb, fl, l));
-        memref::StoreOp::create(fb, fl, rowLse, lse,
-                                ValueRange{bi, hi, rows[rr]});
-        scf::YieldOp::create(fb, fl);
-      });
-      scf::YieldOp::create(nb, nl);
-    });
-  }
+  // l over the quad; O = acc * ((l != 0) ? 1 / l : 0); lse.
+  storeOutputs(k, plan, ol, state, rows, bi, hi, t, t2, out, lse);
   gpu::ReturnOp::create(b, loc);
 }
 

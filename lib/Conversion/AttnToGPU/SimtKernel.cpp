@@ -304,9 +304,8 @@ void KernelEmitter::emit() {
                                         e.idx(0));
     scf::IfOp::create(nb, nl, first, [&](OpBuilder &fb, Location fl) {
       KB f{fb, fl};
-      Value rowLse = f.fadd(f.fmul(f.safeMax(m), f.f32(kLn2)),
-                            math::LogOp::create(fb, fl, lsum));
-      memref::StoreOp::create(fb, fl, rowLse, lse, ValueRange{bi, hi, qRow});
+      memref::StoreOp::create(fb, fl, f.lse(m, lsum), lse,
+                              ValueRange{bi, hi, qRow});
       scf::YieldOp::create(fb, fl);
     });
     scf::YieldOp::create(nb, nl);

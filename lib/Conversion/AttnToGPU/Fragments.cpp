@@ -1,0 +1,235 @@
+//===- Fragments.cpp - online softmax on tensor-core accumulators ---------===//
+//
+// See Fragments.h.
+//
+//===----------------------------------------------------------------------===//
+#include "Fragments.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::gpu_kernels;
+
+Value attnfuse::gpu_kernels::exp2Approx(KB &e, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             e.b, e.loc, e.b.getF32Type(),
+             e.b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
+      .getResult(0);
+}
+
+Value attnfuse::gpu_kernels::toOperand(KB &e, Type elt, Value pair) {
+  if (!elt.isBF16())
+    return pair;
+  auto i32v = VectorType::get({1}, e.b.getI32Type());
+  Value cast = vector::BitCastOp::create(e.b, e.loc, i32v, pair);
+  return vector::ExtractOp::create(e.b, e.loc, cast, 0);
+}
+
+Value attnfuse::gpu_kernels::packOperand(KB &e, Type elt, Value x, Value y) {
+  auto f2 = VectorType::get({2}, e.b.getF32Type());
+  Value v = vector::FromElementsOp::create(e.b, e.loc, f2, ValueRange{x, y});
+  v = arith::TruncFOp::create(e.b, e.loc, VectorType::get({2}, elt), v);
+  return toOperand(e, elt, v);
+}
+
+void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
+                                       FragmentLayout sl, Value k0, Value t2,
+                                       Value row0, MutableArrayRef<Value> s) {
+  OpBuilder &lb = e.b;
+  Location ll = e.loc;
+  const MaskWindow &w = plan.window;
+  const bool tail = plan.Nk % plan.cfg.blockK != 0;
+  Type i32 = lb.getI32Type();
+  auto toI32 = [&](Value v) {
+    return arith::IndexCastOp::create(lb, ll, i32, v);
+  };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, int64_t c) {
+    return arith::CmpIOp::create(
+        lb, ll, p, x,
+        arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(c)));
+  };
+  Value kt = tail ? toI32(e.add(k0, t2)) : Value();
+  Value d0 = toI32(e.sub(e.add(k0, t2), row0));
+  for (int64_t mt = 0; mt < sl.mTiles; ++mt)
+    for (int64_t j = 0; j < sl.nTiles; ++j)
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t kc = 8 * j + i % 2, c = kc - 16 * mt - 8 * (i / 2);
+        Value vis;
+        auto both = [&](Value x) {
+          vis = vis ? arith::AndIOp::create(lb, ll, vis, x) : x;
+        };
+        if (plan.leftBounded)
+          both(cmp(arith::CmpIPredicate::sge, d0, w.offset - w.left - c));
+        if (plan.rightBounded)
+          both(cmp(arith::CmpIPredicate::sle, d0, w.offset + w.right - c));
+        if (tail)
+          both(cmp(arith::CmpIPredicate::slt, kt, plan.Nk - kc));
+        Value &x = s[sl.index(mt, j, i)];
+        if (vis)
+          x = e.select(vis, x, e.f32(kNegInf));
+      }
+}
+
+RowMaxima attnfuse::gpu_kernels::updateRowMaxima(KB &e, FragmentLayout sl,
+                                                 ArrayRef<Value> s,
+                                                 ArrayRef<Value> m,
+                                                 ArrayRef<Value> l,
+                                                 bool foldScale,
+                                                 double scaleLog2e) {
+  const int64_t R = sl.rows();
+  RowMaxima rows;
+  rows.mNew.resize(R);
+  rows.negM.resize(R);
+  rows.alpha.resize(R);
+  rows.lsum.resize(R);
+  for (int64_t rr = 0; rr < R; ++rr) {
+    int64_t mt = rr / 2, r = rr % 2;
+    Value mx;
+    for (int64_t j = 0; j < sl.nTiles; ++j)
+      for (int64_t i = 0; i < 2; ++i) {
+        Value x = s[sl.index(mt, j, 2 * r + i)];
+        mx = mx ? e.fmax(mx, x) : x;
+      }
+    for (int32_t off : {1, 2})
+      mx = e.fmax(mx, gpu::ShuffleOp::create(e.b, e.loc, mx, off, 32,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
+    if (foldScale)
+      mx = e.fmul(mx, e.f32(scaleLog2e));
+    mx = e.fmax(mx, m[rr]);
+    rows.mNew[rr] = mx;
+    Value mSafe = e.safeMax(mx);
+    rows.negM[rr] = arith::NegFOp::create(e.b, e.loc, mSafe);
+    rows.alpha[rr] = exp2Approx(e, e.fsub(m[rr], mSafe));
+    rows.lsum[rr] = e.fmul(l[rr], rows.alpha[rr]);
+  }
+  return rows;
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::rescaleAccumulators(
+    KB &e, FragmentLayout ol, const RowMaxima &rows, ArrayRef<Value> mOld,
+    ArrayRef<Value> accIn, bool lazy) {
+  SmallVector<Value> acc(accIn);
+  auto rescale = [&](KB &x) {
+    SmallVector<Value> scaled(acc);
+    for (int64_t mt = 0; mt < ol.mTiles; ++mt)
+      for (int64_t n = 0; n < ol.nTiles; ++n)
+        for (int64_t i = 0; i < 4; ++i) {
+          Value &a = scaled[ol.index(mt, n, i)];
+          a = x.fmul(a, rows.alpha[2 * mt + i / 2]);
+        }
+    return scaled;
+  };
+  if (!lazy)
+    return rescale(e);
+  OpBuilder &lb = e.b;
+  Location ll = e.loc;
+  Value changed;
+  for (int64_t rr = 0, R = ol.rows(); rr < R; ++rr) {
+    Value c = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::UNE,
+                                    rows.mNew[rr], mOld[rr]);
+    changed = changed ? arith::OrIOp::create(lb, ll, changed, c) : c;
+  }
+  Value any = NVVM::VoteSyncOp::create(
+      lb, ll, lb.getI1Type(),
+      arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(-1)), changed,
+      NVVM::VoteSyncKind::any);
+  auto ifOp = scf::IfOp::create(
+      lb, ll, any,
+      [&](OpBuilder &rb, Location rl) {
+        KB x{rb, rl};
+        scf::YieldOp::create(rb, rl, rescale(x));
+      },
+      [&](OpBuilder &rb, Location rl) { scf::YieldOp::create(rb, rl, acc); });
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
+    int64_t mt, int64_t ks, RowMaxima &rows, bool foldScale,
+    double scaleLog2e, Value seed,
+    function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
+  Type elt = plan.elementType;
+  Value *c0 = s.data() + sl.index(mt, 2 * ks, 0), *c1 = c0 + 4;
+  for (Value *c : {c0, c1})
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t rr = 2 * mt + i / 2;
+      Value &x = c[i];
+      x = exp2Approx(e, foldScale
+                            ? e.fma(x, e.f32(scaleLog2e), rows.negM[rr])
+                            : e.fadd(x, rows.negM[rr]));
+    }
+  for (int64_t r = 0; r < 2; ++r) {
+    Value part = e.fadd(e.fadd(c0[2 * r], c0[2 * r + 1]),
+                        e.fadd(c1[2 * r], c1[2 * r + 1]));
+    rows.lsum[2 * mt + r] = e.fadd(rows.lsum[2 * mt + r], part);
+  }
+  // Dropout acts on the normalized probabilities (P V), not on l:
+  // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
+  if (seed) {
+    AttentionOp op = plan.op;
+    Value scaleKept = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 4; ++i) {
+        Value &x = (h ? c1 : c0)[i];
+        Value kept = attn::buildDropoutKeep(e.b, e.loc, op, seed,
+                                            bhqk(2 * ks + h, i));
+        x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
+      }
+  }
+  return SmallVector<Value>{
+      packOperand(e, elt, c0[0], c0[1]), packOperand(e, elt, c0[2], c0[3]),
+      packOperand(e, elt, c1[0], c1[1]), packOperand(e, elt, c1[2], c1[3])};
+}
+
+void attnfuse::gpu_kernels::storeOutputs(KB &k, const KernelPlan &plan,
+                                         FragmentLayout ol,
+                                         ArrayRef<Value> state,
+                                         ArrayRef<Value> rows, Value bi,
+                                         Value hi, Value t, Value t2,
+                                         Value out, Value lse) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const int64_t R = ol.rows();
+  auto pairType = VectorType::get({2}, plan.elementType);
+  auto f2 = VectorType::get({2}, b.getF32Type());
+  for (int64_t rr = 0; rr < R; ++rr) {
+    int64_t mt = rr / 2, r = rr % 2;
+    Value m = state[rr], l = state[R + rr];
+    for (int32_t off : {1, 2})
+      l = k.fadd(
+          l, gpu::ShuffleOp::create(b, loc, l, off, 32, gpu::ShuffleMode::XOR)
+                 .getShuffleResult());
+    Value inv = attn::buildNormalize(b, loc, k.f32(1), l);
+    Value valid = k.ult(rows[rr], k.idx(plan.Nq));
+    scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
+      KB e{nb, nl};
+      for (int64_t n = 0; n < ol.nTiles; ++n) {
+        int64_t base = 2 * R + ol.index(mt, n, 2 * r);
+        Value x = e.fmul(state[base], inv);
+        Value y = e.fmul(state[base + 1], inv);
+        Value v = vector::FromElementsOp::create(nb, nl, f2, ValueRange{x, y});
+        v = arith::TruncFOp::create(nb, nl, pairType, v);
+        vector::StoreOp::create(
+            nb, nl, v, out,
+            ValueRange{bi, hi, rows[rr], e.add(e.idx(8 * n), t2)},
+            /*nontemporal=*/false, llvm::MaybeAlign(4));
+      }
+      Value first =
+          arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, t, e.idx(0));
+      scf::IfOp::create(nb, nl, first, [&](OpBuilder &fb, Location fl) {
+        KB f{fb, fl};
+        memref::StoreOp::create(fb, fl, f.lse(m, l), lse,
+                                ValueRange{bi, hi, rows[rr]});
+        scf::YieldOp::create(fb, fl);
+      });
+      scf::YieldOp::create(nb, nl);
+    });
+  }
+}

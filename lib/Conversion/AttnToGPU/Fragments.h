@@ -1,0 +1,100 @@
+//===- Fragments.h - online softmax on tensor-core accumulators -*- C++ -*-===//
+//
+// What the tensor-core families share: FlashAttention-2's online softmax
+// (log2 domain) on accumulator fragments, from the per-element masks to the
+// epilogue, written once against FragmentLayout. The families differ in how
+// they stage operands and issue the products, not in this.
+//
+// Internal to lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_FRAGMENTS_H
+#define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_FRAGMENTS_H
+
+#include "KernelBuilder.h"
+
+namespace attnfuse::gpu_kernels {
+
+/// The f32 accumulator fragments of a warp's tiles of m16 rows and n8
+/// columns, as mma.sync m16n8 lays them out (and each warp of a wgmma
+/// m64nN: its accumulator is four warps' m16 tiles). Lane 4 g + t holds, of
+/// tile (mt, n), elements i = 0..3 at row 16 mt + g + 8 (i / 2) and column
+/// 8 n + 2 t + i % 2. A thread thus holds 2 mTiles rows, rr = 2 mt + i / 2;
+/// the other columns of a row are in the lanes of its quad (shuffle xor 1,
+/// 2). Fragments are flat vectors, element (mt, n, i) at index().
+struct FragmentLayout {
+  int64_t mTiles, nTiles;
+  int64_t size() const { return 4 * mTiles * nTiles; }
+  int64_t rows() const { return 2 * mTiles; }
+  int64_t index(int64_t mt, int64_t n, int64_t i) const {
+    return 4 * (mt * nTiles + n) + i;
+  }
+};
+
+/// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
+/// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
+/// predicated FMULs), which costs issue slots and registers in the
+/// softmax; results below 2^-126 flush to 0, as FA2's.
+Value exp2Approx(KB &e, Value x);
+/// A pair of bf16/f16 (`elt`) as a tensor-core operand register: i32 for
+/// bf16, vector<2xf16> for f16.
+Value toOperand(KB &e, Type elt, Value pair);
+/// Two f32 rounded to `elt`, as an operand register.
+Value packOperand(KB &e, Type elt, Value x, Value y);
+
+/// Hides the elements of the score fragments `s` (layout `sl`, keys
+/// k0 + 8 n + 2 t + i % 2 of rows row0 + 16 mt + 8 (i / 2)) that the
+/// structural mask or the key tail hides: -inf. From two values per thread:
+/// with delta = key - row = d0 + c (d0 = k0 + 2t - row0,
+/// c = 8n + i % 2 - 16 mt - 8 (i / 2)), visible iff
+/// off - left <= delta <= off + right (the structural mask's definition)
+/// and, with a key tail, k0 + 2t < Nk - 8n - i % 2: one i32 comparison
+/// against a constant per bound and element.
+void maskScores(KB &e, const KernelPlan &plan, FragmentLayout sl, Value k0,
+                Value t2, Value row0, MutableArrayRef<Value> s);
+
+/// The running row maxima after one step of scores: per row rr of the
+/// thread, mNew = max(m, rowmax(s)) (over the quad; times scale log2 e
+/// first when the scale is folded), negM = -m'' (m'' = safe(mNew)),
+/// alpha = 2^(m - m'') and lsum = alpha l.
+struct RowMaxima {
+  SmallVector<Value> mNew, negM, alpha, lsum;
+};
+RowMaxima updateRowMaxima(KB &e, FragmentLayout sl, ArrayRef<Value> s,
+                          ArrayRef<Value> m, ArrayRef<Value> l,
+                          bool foldScale, double scaleLog2e);
+
+/// acc * alpha per row (layout `ol`). alpha = 1 exactly where m did not
+/// change (and acc = 0 while m = -inf), so with `lazy` the warp skips the
+/// multiplications unless one of its row maxima changed (a warp vote).
+SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
+                                       const RowMaxima &rows,
+                                       ArrayRef<Value> mOld,
+                                       ArrayRef<Value> acc, bool lazy);
+
+/// P = 2^(t - m'') of k-step ks (keys 16 ks .. 16 ks + 15, n-tiles 2 ks and
+/// 2 ks + 1) of m-tile mt of the score fragments `s` (overwritten), each
+/// row's 4 values summed as a tree into rows.lsum, times the dropout factor
+/// (keep(b, h, q, k) ? 1 / (1 - p) : 0 at the coordinates `bhqk(n, i)`
+/// gives), packed to `elt` pairs: the A fragment of P V, reg0 = (c0, c1) of
+/// n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2 = (c0, c1) of 2ks + 1,
+/// reg3 = (c2, c3) of 2ks + 1.
+SmallVector<Value>
+probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
+                    MutableArrayRef<Value> s, int64_t mt, int64_t ks,
+                    RowMaxima &rows, bool foldScale, double scaleLog2e,
+                    Value seed,
+                    function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
+
+/// The epilogue: per row rr of the thread, l summed over the quad,
+/// O = acc ((l != 0) ? 1 / l : 0) (buildNormalize) stored as `elt` pairs at
+/// out[bi, hi, rows[rr], 8 n + 2t], and lse = m'' ln 2 + log l by the quad's
+/// first lane; rows past Nq are not stored. `state` is m (rows), l (rows),
+/// then the accumulators (layout `ol`).
+void storeOutputs(KB &k, const KernelPlan &plan, FragmentLayout ol,
+                  ArrayRef<Value> state, ArrayRef<Value> rows, Value bi,
+                  Value hi, Value t, Value t2, Value out, Value lse);
+
+} // namespace attnfuse::gpu_kernels
+
+#endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_FRAGMENTS_H
