@@ -17,7 +17,7 @@
 #     (the corpus folder) and in all; exits non-zero if any file fails,
 #     errors, crashes or times out ("refused" is not a failure: a
 #     function the GPU path declines with a located error, e.g. an
-#     attn.attention whose score_mod captures a tensor, which
+#     attn.attention whose score_mod uses a value a kernel cannot take, which
 #     convert-attn-to-gpu rejects). CORPUS_TIMEOUT (seconds per file, default
 #     900) and CORPUS_ARGS (extra attnfuse-run options) tune it.
 set -uo pipefail
@@ -57,7 +57,7 @@ PY
       kind=fail
     elif [ $rc -eq 124 ]; then
       kind=timeout
-    elif [ $rc -eq 2 ] && grep -q "the score_mod region uses .* not constants" <<<"$out"; then
+    elif [ $rc -eq 2 ] && grep -q "the score_mod region uses .* from outside it" <<<"$out"; then
       kind="refused (captures)"
     elif [ $rc -eq 2 ] && grep -q "on the GPU: --target=cuda runs functions" <<<"$out"; then
       kind="refused (host)"

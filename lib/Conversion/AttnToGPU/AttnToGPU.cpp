@@ -26,6 +26,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -55,6 +56,32 @@ MemRefType memrefFor(Value tensor) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 } // namespace
+
+/// The score_mod region reads a captured tensor with tensor.extract of the
+/// kernel argument's bufferization.to_tensor (KernelArgs::mapCaptures): those
+/// reads become memref.load of the argument.
+static LogicalResult loadCapturedTensors(AttentionOp op,
+                                         gpu::GPUFuncOp func) {
+  SmallVector<bufferization::ToTensorOp> views;
+  func.walk([&](bufferization::ToTensorOp view) { views.push_back(view); });
+  for (bufferization::ToTensorOp view : views) {
+    for (Operation *user : llvm::make_early_inc_range(view->getUsers())) {
+      auto extract = dyn_cast<tensor::ExtractOp>(user);
+      if (!extract)
+        return op.emitOpError()
+               << "convert-attn-to-gpu: the score_mod region uses a captured "
+                  "tensor in '"
+               << user->getName() << "'; a kernel reads it by tensor.extract";
+      OpBuilder b(extract);
+      Value load = memref::LoadOp::create(b, extract.getLoc(), view.getBuffer(),
+                                          extract.getIndices());
+      extract.replaceAllUsesWith(load);
+      extract.erase();
+    }
+    view.erase();
+  }
+  return success();
+}
 
 LaunchShape KernelFamily::getLaunchShape(const KernelPlan &plan) const {
   LaunchShape shape{{plan.numQB, plan.B * plan.Hq, 1}, {plan.threads, 1, 1}};
@@ -95,18 +122,26 @@ LogicalResult attnfuse::convertAttentionToGPU(
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
       return op.emitOpError("convert-attn-to-gpu needs static shapes");
-  // The kernel's arguments are Q, K, V, bias, keep mask and seed; the region
-  // is cloned into it, with its constants.
+  // The kernel's arguments are Q, K, V, bias, keep mask, seed and what the
+  // score_mod region uses from above: statically shaped tensors (read with
+  // tensor.extract) and scalars; the region is cloned into the kernel, with
+  // its constants.
+  SmallVector<Value> captures;
   if (op.hasScoreMod()) {
-    llvm::SetVector<Value> captures = getScoreModCaptures(op.getScoreMod());
-    if (!captures.empty()) {
+    for (Value capture : getScoreModCaptures(op.getScoreMod())) {
+      auto tensor = dyn_cast<RankedTensorType>(capture.getType());
+      if ((tensor && tensor.hasStaticShape()) ||
+          capture.getType().isIntOrIndexOrFloat()) {
+        captures.push_back(capture);
+        continue;
+      }
       InFlightDiagnostic diag =
           op.emitOpError()
-          << "convert-attn-to-gpu: the score_mod region uses "
-          << captures.size()
-          << " value(s) defined outside it that are not constants; the "
-             "kernel cannot capture them";
-      diag.attachNote(captures.front().getLoc()) << "the first is defined here";
+          << "convert-attn-to-gpu: the score_mod region uses a value of type "
+          << capture.getType()
+          << " from outside it; a kernel takes statically shaped tensors and "
+             "scalars";
+      diag.attachNote(capture.getLoc()) << "it is defined here";
       return diag;
     }
   }
@@ -129,6 +164,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.rightBounded = isWindowSideBounded(plan.window.right, plan.Nq, plan.Nk);
   plan.headsFastest = plan.rightBounded && !plan.leftBounded;
   plan.foldedScale = false;
+  plan.captures = std::move(captures);
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
   for (std::string why = family->getUnsupportedReason(op); !why.empty();
@@ -183,6 +219,14 @@ LogicalResult attnfuse::convertAttentionToGPU(
     operands.push_back(op.getSeed());
     names.push_back("seed");
   }
+  for (Value capture : plan.captures) {
+    if (isa<RankedTensorType>(capture.getType())) {
+      addBuffer(capture, "capture");
+    } else {
+      operands.push_back(capture);
+      names.push_back("capture");
+    }
+  }
   auto outType = memrefFor(op.getOutput());
   auto lseType = MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type());
   Value outBuf = memref::AllocOp::create(b, loc, outType);
@@ -217,6 +261,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
   func->setAttr("attn.family", kb.getStringAttr(family->getName()));
   func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
   family->emit(plan, func);
+  if (failed(loadCapturedTensors(op, func)))
+    return failure();
 
   auto dim3 = [&](ArrayRef<int64_t> v) {
     return gpu::KernelDim3{k.idx(v[0]), k.idx(v[1]), k.idx(v[2])};

@@ -38,6 +38,24 @@ Value attnfuse::gpu_kernels::packOperand(KB &e, Type elt, Value x, Value y) {
   return toOperand(e, elt, v);
 }
 
+void attnfuse::gpu_kernels::applyElementScores(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
+    Value bias, Value keep, const IRMapping *captures,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk) {
+  for (int64_t mt = 0; mt < sl.mTiles; ++mt)
+    for (int64_t j = 0; j < sl.nTiles; ++j)
+      for (int64_t i = 0; i < 4; ++i) {
+        SmallVector<Value> coords = bhqk(mt, j, i);
+        Value &x = s[sl.index(mt, j, i)];
+        x = attn::buildMaskedScore(
+            e.b, e.loc, plan.op, x, coords,
+            bias ? e.loadBroadcast(bias, coords) : Value(),
+            keep ? e.loadBroadcast(keep, coords) : Value(),
+            /*applyStructuralMask=*/false, /*derivative=*/nullptr, captures);
+        x = e.toLog2(x);
+      }
+}
+
 void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
                                        FragmentLayout sl, Value k0, Value t2,
                                        Value row0, MutableArrayRef<Value> s) {

@@ -42,6 +42,16 @@ Value toOperand(KB &e, Type elt, Value pair);
 /// Two f32 rounded to `elt`, as an operand register.
 Value packOperand(KB &e, Type elt, Value x, Value y);
 
+/// The per-element terms of the score fragments `s` (layout `sl`), in log2
+/// units: t = score_mod(scale s, b, h, q, k) + bias, -inf where the keep
+/// mask is false (ScoreUtils's buildMaskedScore, without the structural
+/// mask), times log2 e (KB::toLog2), at the coordinates `bhqk(mt, n, i)`
+/// gives; `captures` maps the score_mod region's captures (KernelArgs).
+void applyElementScores(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
+    Value bias, Value keep, const IRMapping *captures,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk);
+
 /// Hides the elements of the score fragments `s` (layout `sl`, keys
 /// k0 + 8 n + 2 t + i % 2 of rows row0 + 16 mt + 8 (i / 2)) that the
 /// structural mask or the key tail hides: -inf. From two values per thread:

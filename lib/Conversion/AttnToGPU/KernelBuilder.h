@@ -14,10 +14,12 @@
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
@@ -31,6 +33,9 @@ using attn::MaskWindow;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
+/// The lowest finite score the kernels distinguish (see KB::toLog2): its
+/// log2-domain value, -1.44e38, is finite in f32.
+constexpr double kLowestScore = -1e38;
 
 /// The static facts of one kernel.
 struct KernelPlan {
@@ -52,12 +57,20 @@ struct KernelPlan {
   /// kernel folds it into exp2's FMA instead, when there are no per-element
   /// scores and the scale is positive.)
   bool foldedScale;
+  /// The values the score_mod region uses from above (getScoreModCaptures:
+  /// tensors it reads with tensor.extract, scalars), passed as kernel
+  /// arguments.
+  SmallVector<Value> captures;
 };
 
 /// The kernel's arguments, in the order convert-attn-to-gpu passes them:
-/// Q, K, V, [bias], [keep], [seed], O, lse.
+/// Q, K, V, [bias], [keep], [seed], [captures...], O, lse.
 struct KernelArgs {
   Value q, key, value, bias, keep, seed, out, lse;
+  SmallVector<Value> captureArgs;
+  /// The score_mod region's captures mapped to the kernel's values
+  /// (mapCaptures), for buildMaskedScore.
+  IRMapping captureMap;
   KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args) {
     AttentionOp op = plan.op;
     unsigned next = 0;
@@ -70,8 +83,27 @@ struct KernelArgs {
       keep = args[next++];
     if (op.getSeed())
       seed = args[next++];
+    for (size_t i = 0; i < plan.captures.size(); ++i)
+      captureArgs.push_back(args[next++]);
     out = args[next++];
     lse = args[next++];
+  }
+  /// Maps each capture of `plan` to its kernel argument, a captured tensor
+  /// to the tensor of its buffer (the region reads it with tensor.extract;
+  /// bufferization turns the reads into loads). Emitted at the insertion
+  /// point of `b`, once per kernel.
+  void mapCaptures(const KernelPlan &plan, OpBuilder &b, Location loc) {
+    for (auto [capture, arg] : llvm::zip(plan.captures, captureArgs)) {
+      Value value = arg;
+      if (auto type = dyn_cast<RankedTensorType>(capture.getType()))
+        value = bufferization::ToTensorOp::create(b, loc, type, arg,
+                                                  /*restrict=*/true);
+      captureMap.map(capture, value);
+    }
+  }
+  /// The mapping for buildMaskedScore (null without captures).
+  const IRMapping *getCaptures() const {
+    return captureArgs.empty() ? nullptr : &captureMap;
   }
 };
 
@@ -122,6 +154,18 @@ struct KB {
                                    v);
     }
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+  }
+  /// t log2 e, the softmax's log2 domain, with a finite t kept finite: a
+  /// large-negative mask term (finfo.min, as `transformers` writes masks)
+  /// would overflow to -inf, the value of a hidden key, and a row that sees
+  /// only such keys would become empty instead of uniform. Scores below
+  /// kLowestScore are kLowestScore (docs/Semantics.md); -inf and NaN stay.
+  Value toLog2(Value t) {
+    Value scaled = fmul(fmax(t, f32(kLowestScore)), f32(kLog2e));
+    Value hidden =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, t,
+                              f32(kNegInf));
+    return select(hidden, f32(kNegInf), scaled);
   }
   /// The row's log-sum-exp from its running max `m` (log2 domain) and sum
   /// `l`: m'' ln 2 + log(l).

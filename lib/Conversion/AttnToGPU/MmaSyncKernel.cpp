@@ -213,6 +213,7 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
 }
 
 void MmaSyncEmitter::emit() {
+  mapCaptures(plan, b, loc);
   int64_t D = plan.D, Dv = plan.Dv;
   // Each K/V block of kBK keys is processed in online-softmax steps of kC
   // (chunk) keys: the registers of S and P scale with kC, the copies and
@@ -412,19 +413,13 @@ void MmaSyncEmitter::emit() {
         Value kg = x.add(x.add(k0, x.idx(8 * j + i % 2)), t2);
         return clamp && tail ? x.min(kg, x.idx(plan.Nk - 1)) : kg;
       };
+      auto coordinates = [&](int64_t mt, int64_t j, int64_t i) {
+        return SmallVector<Value>{bi, hi, rowsC[2 * mt + i / 2],
+                                  keyOf(e, j, i, /*clamp=*/true)};
+      };
       if (elementwise) {
-        for (int64_t mt = 0; mt < M; ++mt)
-          for (int64_t j = 0; j < nS; ++j)
-            for (int64_t i = 0; i < 4; ++i) {
-              SmallVector<Value> bhqk = {bi, hi, rowsC[2 * mt + i / 2],
-                                         keyOf(e, j, i, /*clamp=*/true)};
-              Value &x = s[4 * (mt * nS + j) + i];
-              x = buildMaskedScore(lb, ll, plan.op, x, bhqk,
-                                   bias ? e.loadBroadcast(bias, bhqk) : Value(),
-                                   keep ? e.loadBroadcast(keep, bhqk) : Value(),
-                                   /*applyStructuralMask=*/false);
-              x = e.fmul(x, e.f32(kLog2e));
-            }
+        applyElementScores(e, plan, sl, s, bias, keep, getCaptures(),
+                           coordinates);
       } else if (!foldScale) {
         for (Value &x : s)
           x = e.fmul(x, e.f32(scaleLog2e));
@@ -447,10 +442,7 @@ void MmaSyncEmitter::emit() {
       auto probabilities = [&](int64_t mt, int64_t ks) {
         return probabilityOperands(
             e, plan, sl, s, mt, ks, rowMax, foldScale, scaleLog2e, seed,
-            [&](int64_t j, int64_t i) {
-              return SmallVector<Value>{bi, hi, rowsC[2 * mt + i / 2],
-                                        keyOf(e, j, i, /*clamp=*/true)};
-            });
+            [&](int64_t j, int64_t i) { return coordinates(mt, j, i); });
       };
       // Per k-step ks: P of its 16 keys, then O += P V with V by
       // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers

@@ -165,8 +165,9 @@ Value KernelEmitter::score(KB &k, ArrayRef<Value> qRegs, Value kk,
   } else {
     Value biasElem = bias ? k.loadBroadcast(bias, bhqk) : Value();
     t = buildMaskedScore(b, loc, plan.op, s, bhqk, biasElem, keepElem,
-                         /*applyStructuralMask=*/true);
-    t = k.fmul(t, k.f32(kLog2e));
+                         /*applyStructuralMask=*/true, /*derivative=*/nullptr,
+                         getCaptures());
+    t = k.toLog2(t);
   }
   // Keys past the end of the sequence (the tail of the last block).
   if (plan.Nk % plan.cfg.blockK != 0)
@@ -182,6 +183,7 @@ void KernelEmitter::emit() {
   int64_t eq = plan.D / T, ev = plan.Dv / T;
   Type f32 = b.getF32Type();
 
+  mapCaptures(plan, b, loc);
   // Coordinates: query block (walked backwards: the longest causal rows
   // start first) and (batch, head).
   auto [qb, by] = k.blockCoordinates(plan);

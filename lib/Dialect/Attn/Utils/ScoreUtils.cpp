@@ -67,16 +67,17 @@ std::pair<Value, Value> buildKeyBlockRange(OpBuilder &b, Location loc,
 }
 
 Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value score,
-                    ValueRange coords) {
+                    ValueRange coords, const IRMapping *captures) {
   if (!op.hasScoreMod())
     return score;
-  IRMapping mapping;
+  IRMapping mapping = captures ? *captures : IRMapping();
   return cloneScoreMod(b, op.getScoreModRegion(), score, coords, mapping);
 }
 
 Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Value s,
                        ValueRange bhqk, Value bias, Value keep,
-                       bool applyStructuralMask, Value *derivative) {
+                       bool applyStructuralMask, Value *derivative,
+                       const IRMapping *captures) {
   Type f32 = b.getF32Type();
   Value scale =
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(op.getScaleOrDefault()));
@@ -88,7 +89,7 @@ Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Valu
     t = value;
     *derivative = arith::MulFOp::create(b, loc, dvalue, scale);
   } else {
-    t = buildScoreMod(b, loc, op, t, bhqk);
+    t = buildScoreMod(b, loc, op, t, bhqk, captures);
   }
   if (bias) {
     if (bias.getType() != f32)

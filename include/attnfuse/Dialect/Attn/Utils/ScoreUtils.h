@@ -11,6 +11,7 @@
 #define ATTNFUSE_DIALECT_ATTN_UTILS_SCOREUTILS_H
 
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace attnfuse::attn {
 
@@ -39,10 +40,13 @@ buildKeyBlockRange(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Clones the op's score_mod region at the builder's insertion point with
 /// (score, b, h, q, k) substituted and returns the yielded f32 score. Returns
-/// `score` unchanged when there is no region.
+/// `score` unchanged when there is no region. `captures`, when given, maps the
+/// values the region uses from above (getScoreModCaptures) to their
+/// replacements at the insertion point (e.g. a GPU kernel's arguments).
 mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
                           AttentionOpInterface op, mlir::Value score,
-                          mlir::ValueRange coords);
+                          mlir::ValueRange coords,
+                          const mlir::IRMapping *captures = nullptr);
 
 /// The score pipeline of one element: `t = score_mod(scale * s, b, h, q, k)`,
 /// `t += f32(bias)` when `bias` is non-null, then `t = -inf` where the
@@ -50,12 +54,13 @@ mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
 /// hides (q, k). `s` is the f32 dot product; `bhqk` are global coordinates.
 /// When `derivative` is non-null it receives dt/ds = score_mod'(scale * s) *
 /// scale (for visible elements; the backward pass multiplies it by P, which
-/// is 0 where hidden).
+/// is 0 where hidden). `captures`: see buildScoreMod.
 mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
                              AttentionOpInterface op, mlir::Value s,
                              mlir::ValueRange bhqk, mlir::Value bias,
                              mlir::Value keep, bool applyStructuralMask,
-                             mlir::Value *derivative = nullptr);
+                             mlir::Value *derivative = nullptr,
+                             const mlir::IRMapping *captures = nullptr);
 
 /// The term `p * x` of a sum over keys or queries (P V in the forward pass;
 /// dS K, dS^T Q and (P Z)^T dO in the backward pass) for a (query, key) pair
