@@ -3,7 +3,8 @@
 
 A script, not a test. For each 'bench' configuration of bench/gpu_configs.py
 (bf16, d in {64, 128}, N in {1k, 4k, 16k}, and d = 256 at 4k, B*N = 16k
-tokens, H = 2048/d, causal in {0, 1}; 'variant' configurations: attnfuse
+tokens, H = 2048/d, causal in {0, 1}; d in {72, 80, 96} at 4k; f16
+d = 40, B = 2, H = 8 at 4k, Stable Diffusion's; 'variant' configurations: attnfuse
 alone, other kernel configurations and fused features), compiled beforehand by scripts/build-gpu-artifacts.sh,
 times in one process: attnfuse's kernel (launched through
 python-bindings/attnfuse/cuda_launch.py), torch SDPA with the flash (FA2),
@@ -132,8 +133,9 @@ def main():
         B, H, N, d = c["B"], c["Hq"], c["Nq"], c["D"]
         causal = c["mask"] == "causal"
         flops = 4 * B * H * N * N * d * (0.5 if causal else 1.0)
-        q, k, v = (torch.randn(B, H, N, d, device="cuda",
-                               dtype=torch.bfloat16) for _ in range(3))
+        dtype = {"f16": torch.float16}.get(c["dtype"], torch.bfloat16)
+        q, k, v = (torch.randn(B, H, N, d, device="cuda", dtype=dtype)
+                   for _ in range(3))
         kern = AttentionKernel(os.path.join(art, c["name"] + ".json"))
         out, lse = kern.output_buffers()
         featured = c["bias"] or c["dropout"] or c["score_mod"]

@@ -100,6 +100,21 @@ CHECK += [
         opts=MMA + " warps=8 stages=4"),
 ]
 
+# Head dims that are multiples of 8 but not of 16, on the tensor cores
+# (padded to 16 with zeros in shared memory and registers): Stable
+# Diffusion's 8 x 40, 72, Dqk != Dv with a padded V (24 -> 32), a padded dim
+# above 128 (Q in shared memory).
+CHECK += [
+    cfg("f16_d40_tails_mma", dtype="f16", Hq=8, Nq=300, Nk=77, D=40,
+        opts=MMA),
+    cfg("bf16_d72_causal_br_gqa_mma", Hq=4, Hkv=2, Nq=200, Nk=260, D=72,
+        mask="causal", align="bottom_right", opts=MMA),
+    cfg("bf16_d40_dv24_bias_dropout_mma", Nq=150, Nk=170, D=40, Dv=24,
+        bias=("bf16", "BHQK"), dropout=0.17, opts=MMA),
+    cfg("f16_d200_window_mma", dtype="f16", Nq=260, Nk=300, D=200,
+        mask="sliding_window", window=(70, 5), opts=MMA),
+]
+
 # block-q=64 (4 warps x one m16 tile, Q fragments in registers up to
 # d = 128): every mma_sync check configuration of head dim <= 128 again.
 MMA64 = "mma=mma_sync block-q=64"
@@ -119,6 +134,13 @@ def bench_cfg(name, d, n, causal, role="bench", opts=MMA, **kw):
 BENCH = [bench_cfg(f"bench_d{d}_n{n}_c{c}", d, n, c)
          for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
 BENCH += [bench_cfg(f"bench_d256_n4096_c{c}", 256, 4096, c) for c in (0, 1)]
+# Head dims that are not multiples of 16 (padded on the tensor cores):
+# Stable Diffusion's first UNet blocks (f16, B = 2, 8 heads x 40, 64x64
+# latents = 4096 tokens), and 72, 80, 96 at the benchmark's 16k tokens.
+BENCH += [cfg("bench_sd_d40_n4096_c0", dtype="f16", B=2, Hq=8, Nq=4096,
+              D=40, role="bench", opts=MMA)]
+BENCH += [bench_cfg(f"bench_d{d}_n4096_c{c}", d, 4096, c)
+          for d in (72, 80, 96) for c in (0, 1)]
 # Variants (role variant: attnfuse only): other kernel configurations, and
 # the fused features' cost at d = 128, N = 4k (compare with the plain row).
 for n in (4096, 16384):

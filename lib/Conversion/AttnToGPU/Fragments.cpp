@@ -228,7 +228,8 @@ void attnfuse::gpu_kernels::storeOutputs(KB &k, const KernelPlan &plan,
     Value valid = k.ult(rows[rr], k.idx(plan.Nq));
     scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
       KB e{nb, nl};
-      for (int64_t n = 0; n < ol.nTiles; ++n) {
+      // n-tiles past Dv are a padded head dim's zero columns.
+      for (int64_t n = 0; n < ol.nTiles && 8 * n < plan.Dv; ++n) {
         int64_t base = 2 * R + ol.index(mt, n, 2 * r);
         Value x = e.fmul(state[base], inv);
         Value y = e.fmul(state[base + 1], inv);

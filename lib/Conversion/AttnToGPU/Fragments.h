@@ -99,7 +99,8 @@ probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
 /// The epilogue: per row rr of the thread, l summed over the quad,
 /// O = acc ((l != 0) ? 1 / l : 0) (buildNormalize) stored as `elt` pairs at
 /// out[bi, hi, rows[rr], 8 n + 2t], and lse = m'' ln 2 + log l by the quad's
-/// first lane; rows past Nq are not stored. `state` is m (rows), l (rows),
+/// first lane; rows past Nq and columns past Dv (a padded head dim) are not
+/// stored. `state` is m (rows), l (rows),
 /// then the accumulators (layout `ol`).
 void storeOutputs(KB &k, const KernelPlan &plan, FragmentLayout ol,
                   ArrayRef<Value> state, ArrayRef<Value> rows, Value bi,

@@ -71,6 +71,11 @@ using namespace attnfuse::gpu_kernels;
 namespace {
 constexpr int64_t kPad = 8;
 int64_t rowStride(int64_t d) { return d + kPad; }
+/// A head dim as the tensor cores see it: rounded up to the k (and paired
+/// n) step of 16. The columns past the true dim are zero in shared memory and
+/// in Q's registers (exact: they add 0 to every dot product), and O's are not
+/// stored.
+int64_t paddedDim(int64_t d) { return llvm::alignTo(d, 16); }
 /// m16 tiles per warp: 1 (Q fragments in registers up to d = 128) or 2 (Q
 /// in shared memory, re-read by ldmatrix per block; every K/V fragment
 /// feeds two mmas).
@@ -88,10 +93,13 @@ bool qInSharedMemory(const KernelPlan &plan) {
 struct SharedLayout {
   int64_t k, v, q;
   explicit SharedLayout(const KernelPlan &plan)
-      : k(plan.cfg.stages * plan.cfg.blockK * rowStride(plan.D) * 2),
-        v(plan.cfg.stages * plan.cfg.blockK * rowStride(plan.Dv) * 2),
-        q(qInSharedMemory(plan) ? plan.cfg.blockQ * rowStride(plan.D) * 2
-                                : 0) {}
+      : k(plan.cfg.stages * plan.cfg.blockK *
+          rowStride(paddedDim(plan.D)) * 2),
+        v(plan.cfg.stages * plan.cfg.blockK *
+          rowStride(paddedDim(plan.Dv)) * 2),
+        q(qInSharedMemory(plan)
+              ? plan.cfg.blockQ * rowStride(paddedDim(plan.D)) * 2
+              : 0) {}
   int64_t total() const { return k + v + q; }
 };
 
@@ -214,14 +222,15 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
 
 void MmaSyncEmitter::emit() {
   mapCaptures(plan, b, loc);
-  int64_t D = plan.D, Dv = plan.Dv;
+  // True head dims (copies) and padded ones (shared memory, fragments).
+  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
   // Each K/V block of kBK keys is processed in online-softmax steps of kC
   // (chunk) keys: the registers of S and P scale with kC, the copies and
   // barriers with kBK.
   const int64_t kC = plan.cfg.chunk;
   int64_t nS = kC / 8;  // n-tiles of S per warp and step (8 keys each)
-  int64_t nO = Dv / 8;  // n-tiles of O per warp
-  int64_t kQ = D / 16;  // k-steps of S
+  int64_t nO = Dvp / 8; // n-tiles of O per warp
+  int64_t kQ = Dp / 16; // k-steps of S
   int64_t kP = kC / 16; // k-steps of P V per step
   const int64_t M = mTilesOf(plan), kBQ = 16 * M * kWarps;
   const bool qInSmem = qInSharedMemory(plan);
@@ -235,9 +244,9 @@ void MmaSyncEmitter::emit() {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
-  auto kType = MemRefType::get({kStages, kBK, rowStride(D)}, elt,
+  auto kType = MemRefType::get({kStages, kBK, rowStride(Dp)}, elt,
                                MemRefLayoutAttrInterface(), workgroup);
-  auto vType = MemRefType::get({kStages, kBK, rowStride(Dv)}, elt,
+  auto vType = MemRefType::get({kStages, kBK, rowStride(Dvp)}, elt,
                                MemRefLayoutAttrInterface(), workgroup);
   SharedLayout layout(plan);
   Value kBuf = memref::ViewOp::create(b, loc, kType, smem, k.idx(0), {});
@@ -246,7 +255,7 @@ void MmaSyncEmitter::emit() {
   Value qBuf;
   if (qInSmem)
     qBuf = memref::ViewOp::create(b, loc,
-                                  MemRefType::get({1, kBQ, rowStride(D)}, elt,
+                                  MemRefType::get({1, kBQ, rowStride(Dp)}, elt,
                                                   MemRefLayoutAttrInterface(),
                                                   workgroup),
                                   smem, k.idx(layout.k + layout.v), {});
@@ -287,6 +296,14 @@ void MmaSyncEmitter::emit() {
     auto pairType = VectorType::get({2}, elt);
     for (int64_t s = 0; s < kQ; ++s)
       for (int64_t r = 0; r < 4; ++r) {
+        if (16 * s + 8 * (r / 2) >= D) {
+          // A padding column of the last k-step: zeros.
+          Value zero = arith::ConstantOp::create(
+              b, loc, DenseElementsAttr::get(
+                          pairType, b.getZeroAttr(elt)));
+          qFrag[s].push_back(toOperand(k, elt, zero));
+          continue;
+        }
         Value col = k.add(k.idx(16 * s + 8 * (r / 2)), t2);
         Value v = vector::LoadOp::create(
             b, loc, pairType, q, ValueRange{bi, hi, rowsC[r % 2], col},
@@ -319,12 +336,49 @@ void MmaSyncEmitter::emit() {
   // Prologue: Q, and blocks kbBegin .. kbBegin + S - 2 into stages
   // 0 .. S - 2; wait for the first.
   {
+    // Padded head dims: zeros in the padding columns [D, Dp) of every K
+    // (and Q) row and [Dv, Dvp) of every V row, for good (the copies write
+    // only the true columns); the prologue's barrier publishes them.
+    auto zeroPadding = [&](Value buf, int64_t rows, int64_t from,
+                           int64_t to) {
+      if (from == to)
+        return;
+      auto zeros = VectorType::get({to - from}, elt);
+      Value zero = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
+      for (int64_t it = 0, e = llvm::divideCeil(rows, kThreads); it < e; ++it) {
+        Value flat = k.add(tid, k.idx(it * kThreads));
+        if ((it + 1) * kThreads > rows)
+          flat = k.min(flat, k.idx(rows - 1));
+        Value stage = k.divu(flat, kBK), row = k.remu(flat, kBK);
+        vector::StoreOp::create(b, loc, zero, buf,
+                                ValueRange{stage, row, k.idx(from)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+      }
+    };
+    zeroPadding(kBuf, kStages * kBK, D, Dp);
+    zeroPadding(vBuf, kStages * kBK, Dv, Dvp);
+    if (qInSmem && D != Dp) {
+      auto zeros = VectorType::get({Dp - D}, elt);
+      Value zero = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
+      for (int64_t it = 0, e = llvm::divideCeil(kBQ, kThreads); it < e; ++it) {
+        Value row = k.min(k.add(tid, k.idx(it * kThreads)), k.idx(kBQ - 1));
+        vector::StoreOp::create(b, loc, zero, qBuf,
+                                ValueRange{k.idx(0), row, k.idx(D)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+      }
+    }
     SmallVector<Value> tokens;
     if (qInSmem) {
-      // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces.
-      int64_t perRow = D / 8;
-      for (int64_t it = 0; it < kBQ * perRow / kThreads; ++it) {
+      // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces (the
+      // last round's excess threads repeat the last piece).
+      int64_t perRow = D / 8, total = kBQ * perRow;
+      for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e;
+           ++it) {
         Value flat = k.add(tid, k.idx(it * kThreads));
+        if ((it + 1) * kThreads > total)
+          flat = k.min(flat, k.idx(total - 1));
         Value row = k.divu(flat, perRow);
         Value col = k.mul(k.remu(flat, perRow), k.idx(8));
         Value qr = k.min(k.add(q0, row), k.idx(plan.Nq - 1));
@@ -529,8 +583,9 @@ public:
     if (!elt.isBF16() && !elt.isF16())
       return "element type is not bf16/f16";
     int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
-    if (d % 16 != 0 || dv % 16 != 0 || d > 256 || dv > 256)
-      return "head dims must be multiples of 16, at most 256";
+    // 16-byte cp.async pieces: rows of a multiple of 8 elements.
+    if (d % 8 != 0 || dv % 8 != 0 || d > 256 || dv > 256)
+      return "head dims must be multiples of 8, at most 256";
     return "";
   }
   LogicalResult resolveOptions(KernelPlan &plan,
@@ -563,7 +618,7 @@ LogicalResult MmaSyncFamily::resolveOptions(
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;
   resolved.mma = getName();
-  int64_t d = std::max(plan.D, plan.Dv);
+  int64_t d = std::max(paddedDim(plan.D), paddedDim(plan.Dv));
   bool dropout = static_cast<bool>(op.getSeed());
   bool elementwise = op.getBias() || op.getKeepMask() || op.hasScoreMod();
   if (resolved.warps == 0)

@@ -166,12 +166,33 @@ func.func @f32_falls_back(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, 
 
 // -----
 
-// Head dims that are not multiples of 16 fall back too.
+// Head dims that are not multiples of 8 fall back too (16-byte copies).
 // CHECK-LABEL: func.func @odd_dim_falls_back
 // CHECK:       gpu.func @attn_fwd_0(
 // CHECK-SAME:    attn.family = "simt"
-func.func @odd_dim_falls_back(%q: tensor<1x2x64x40xbf16>, %k: tensor<1x2x64x40xbf16>, %v: tensor<1x2x64x40xbf16>) -> (tensor<1x2x64x40xbf16>, tensor<1x2x64xf32>) {
-  // expected-remark @+1 {{mma=mma_sync falls back to simt: head dims must be multiples of 16, at most 256}}
-  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x40xbf16>, tensor<1x2x64x40xbf16>, tensor<1x2x64x40xbf16>) -> tensor<1x2x64x40xbf16>, tensor<1x2x64xf32>
-  return %o, %lse : tensor<1x2x64x40xbf16>, tensor<1x2x64xf32>
+func.func @odd_dim_falls_back(%q: tensor<1x2x64x36xbf16>, %k: tensor<1x2x64x36xbf16>, %v: tensor<1x2x64x36xbf16>) -> (tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>) {
+  // expected-remark @+1 {{mma=mma_sync falls back to simt: head dims must be multiples of 8, at most 256}}
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x36xbf16>, tensor<1x2x64x36xbf16>, tensor<1x2x64x36xbf16>) -> tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>
+  return %o, %lse : tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>
+}
+
+// -----
+
+// A head dim that is a multiple of 8 but not of 16 (Stable Diffusion's 40)
+// runs on the tensor cores, padded to 48: zeros in the padding columns of the
+// K/V stages and of Q (8 elements: one 16-byte store per row, one row per
+// thread), 3 k-steps of 16, O's padding columns not stored (5 of the 6
+// n-tiles of 8 per row, for the 4 rows of a thread).
+// Rows are 48 + 8 elements: 2 stages x 64 keys x 56 x 2 bytes x (K, V) + 128 Q
+// rows x 56 x 2 bytes = 43008.
+// CHECK-LABEL: func.func @d40_padded
+// CHECK:       gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.dynamic_shared = 43008 : i64, attn.family = "mma_sync"
+// CHECK-COUNT-2: vector.store %{{.*}} : memref<2x64x56xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK:         vector.store %{{.*}} : memref<1x128x56xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-COUNT-20: vector.store %{{.*}} : memref<1x2x64x40xf16>, vector<2xf16>
+// CHECK-NOT:     vector.store %{{.*}} : memref<1x2x64x40xf16>, vector<2xf16>
+func.func @d40_padded(%q: tensor<1x2x64x40xf16>, %k: tensor<1x2x64x40xf16>, %v: tensor<1x2x64x40xf16>) -> tensor<1x2x64x40xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>) -> tensor<1x2x64x40xf16>
+  return %o : tensor<1x2x64x40xf16>
 }
