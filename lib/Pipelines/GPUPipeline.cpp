@@ -23,6 +23,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -185,6 +186,17 @@ void attnfuse::buildAttnGPUBinaryPipeline(OpPassManager &pm,
                                           const GPUPipelineOptions &options) {
   // Device code to NVVM (nvgpu: ldmatrix, cp.async of the mma.sync family).
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
+  // math.fpowi as multiplications (constant exponents: torch-mlir's
+  // x.pow(2) of RMSNorm, x.pow(3) of gelu_new) or math.powf (others).
+  // convert-gpu-to-nvvm would call libdevice's __nv_powif(float, i32) /
+  // __nv_powi(double, i32) declared with the op's own exponent type: with
+  // torch-mlir's i64 exponent the call and the callee disagree on where the
+  // exponent is (ptxas passes it in R6:R7, __nv_powif reads R5), so the
+  // power is taken to whatever R5 holds.
+  math::MathExpandOpsPassOptions expandPowI;
+  expandPowI.opMnemonics = {"fpowi"};
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      math::createMathExpandOpsPass(expandPowI));
   // The naive kernels index with affine.min/affine.apply (the tiling).
   if (options.naive)
     pm.addNestedPass<gpu::GPUModuleOp>(createLowerAffinePass());
