@@ -18,13 +18,19 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -102,6 +108,84 @@ struct MemRefCopyToLinalgPass
       op->erase();
   }
 };
+
+/// Whether `op`, found in a host function between the loop nests, is a
+/// computation a kernel can run: loads and stores of buffers, scalar
+/// arithmetic and math, sequential loops and conditionals of such ops.
+/// Allocations, views, constants and launches are the host's own (the
+/// launch plan), and a loop holding a parallel loop is not wrapped.
+static bool isWrappableComputation(Operation *op) {
+  if (isa<arith::ConstantOp>(op))
+    return false;
+  WalkResult result = op->walk([](Operation *inner) {
+    if (isa<memref::LoadOp, memref::StoreOp, affine::AffineApplyOp,
+            affine::AffineMinOp, affine::AffineMaxOp, scf::ForOp, scf::IfOp,
+            scf::WhileOp, scf::YieldOp, scf::ConditionOp>(inner))
+      return WalkResult::advance();
+    if (isa<arith::ArithDialect, math::MathDialect, index::IndexDialect>(
+            inner->getDialect()))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return !result.wasInterrupted();
+}
+
+/// What convert-linalg-to-parallel-loops and the canonicalizer leave outside
+/// every scf.parallel: a linalg op of one element, whose unit-trip loops the
+/// canonicalizer folds away (the decode step's `past_len + arange(1)`, the
+/// RMSNorm of its single token: the reduction's scf.for alone), or of rank 0
+/// become loads, arithmetic and stores in the host function, where no
+/// kernel computes them (on the GPU, the host cannot even address those
+/// buffers). Each maximal run of such ops, with constants interleaved, whose
+/// values are used only inside the run, is wrapped in a one-iteration
+/// scf.parallel: a kernel of one thread. A run with a value used later (a
+/// scalar read on the host for a kernel) stays, for attnfuse-run to report.
+struct WrapHostComputationsPass
+    : PassWrapper<WrapHostComputationsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WrapHostComputationsPass)
+  StringRef getArgument() const final { return "attn-wrap-host-computations"; }
+  StringRef getDescription() const final {
+    return "computations left between the parallel loops as one-iteration "
+           "scf.parallel loops";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<scf::SCFDialect, arith::ArithDialect>();
+  }
+  void runOnOperation() override {
+    for (Block &block : getOperation().getBody()) {
+      SmallVector<SmallVector<Operation *>> runs(1);
+      for (Operation &op : block) {
+        if (isWrappableComputation(&op))
+          runs.back().push_back(&op);
+        else if (!isa<arith::ConstantOp>(op) && !runs.back().empty())
+          runs.emplace_back();
+      }
+      for (ArrayRef<Operation *> run : runs)
+        if (!run.empty())
+          wrap(block, run);
+    }
+  }
+
+  static void wrap(Block &block, ArrayRef<Operation *> run) {
+    llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
+    for (Operation *op : run)
+      for (Operation *user : op->getUsers())
+        if (!inRun.contains(block.findAncestorOpInBlock(*user)))
+          return;
+    // After the run's last op: whatever the run uses (constants between its
+    // ops included) is defined before.
+    OpBuilder b(run.back()->getContext());
+    b.setInsertionPointAfter(run.back());
+    Location loc = run.front()->getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                        ValueRange{one}, ValueRange{one});
+    Operation *terminator = loop.getBody()->getTerminator();
+    for (Operation *op : run)
+      op->moveBefore(terminator);
+  }
+};
 } // namespace
 
 /// The linalg ops left on buffers in the host functions (the naive path's
@@ -121,6 +205,9 @@ static void addLinalgKernels(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass({1, 1, 8, 32}));
   // Drops the unit-trip dimensions of the tiled loops before mapping.
   pm.addPass(createCanonicalizerPass());
+  // What that leaves outside the loops (one-element ops) as one-thread
+  // kernels.
+  pm.addNestedPass<func::FuncOp>(std::make_unique<WrapHostComputationsPass>());
   GpuMapParallelLoopsPassOptions mapping;
   mapping.mappingPolicyStr = "innermost-first";
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass(mapping));
@@ -177,6 +264,17 @@ void attnfuse::buildAttnGPUBinaryPipeline(OpPassManager &pm,
                                           const GPUPipelineOptions &options) {
   // Device code to NVVM (nvgpu: ldmatrix, cp.async of the mma.sync family).
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
+  // math.fpowi as multiplications (constant exponents: torch-mlir's
+  // x.pow(2) of RMSNorm, x.pow(3) of gelu_new) or math.powf (others).
+  // convert-gpu-to-nvvm would call libdevice's __nv_powif(float, i32) /
+  // __nv_powi(double, i32) declared with the op's own exponent type: with
+  // torch-mlir's i64 exponent the call and the callee disagree on where the
+  // exponent is (ptxas passes it in R6:R7, __nv_powif reads R5), so the
+  // power is taken to whatever R5 holds.
+  math::MathExpandOpsPassOptions expandPowI;
+  expandPowI.opMnemonics = {"fpowi"};
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      math::createMathExpandOpsPass(expandPowI));
   // The naive kernels index with affine.min/affine.apply (the tiling).
   if (options.naive)
     pm.addNestedPass<gpu::GPUModuleOp>(createLowerAffinePass());
