@@ -59,7 +59,7 @@ LIMIT = 1e5  # |score_mod| stays below this
 def _guard_positive(x, bx, rng):
     """|x| + c, c in [0.25, 2]: the argument of log, sqrt, rsqrt."""
     c = round(rng.uniform(0.25, 2.0), 3)
-    return ["bin", "add", ["un", "abs", x], ["c", c]], (c, bx[1] + c)
+    return ["bin", "add", ["un", "abs", x], ["c", c]], (c, max(map(abs, bx)) + c)
 
 
 def random_expr(rng, depth, s_bound, coord_bound):
