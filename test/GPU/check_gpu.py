@@ -157,7 +157,11 @@ def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
         guards_ok &= guard_intact(out2, guard) and guard_intact(lse2, guard)
     ref_o, ref_lse = reference(c, q, k, v, bias, keep, dkeep, torch.float64)
     naive_o, _ = reference(c, q, k, v, bias, keep, dkeep, dt)
-    err = (out.double() - ref_o).abs().max().item()
+    diff = (out.double() - ref_o).abs()
+    err = diff.max().item()
+    # Where: [b, h, q, e] of the largest error (one row or everywhere).
+    err_at = [int(i) for i in np.unravel_index(int(diff.argmax().item()),
+                                               tuple(diff.shape))]
     err_naive = (naive_o.double() - ref_o).abs().max().item()
     tol = 2 * err_naive + 1e-4
     unwritten = int(torch.isnan(out).sum().item() + torch.isnan(lse).sum().item())
@@ -168,7 +172,8 @@ def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
                if finite.any() else 0.0)
     ok = (err <= tol and unwritten == 0 and lse_ok and lse_err <= 1e-3
           and guards_ok and same)
-    res = dict(name=c["name"], err=err, err_naive=err_naive, tol=tol,
+    res = dict(name=c["name"], err=err, err_at=err_at, err_naive=err_naive,
+               tol=tol,
                lse_err=lse_err, empty_rows=int(empty.sum().item()),
                unwritten=unwritten, regs=kern.num_regs, guards_ok=guards_ok,
                deterministic=same, ok=ok)
