@@ -161,7 +161,9 @@ def run_bounded(cmd, timeout, log):
 
 
 def tool_command(a, tool, art, name, inputs, outputs):
-    cmd = [a.sanitizer, "--tool", tool, "--print-limit", "100",
+    # initcheck: enough reports printed to classify them all, as a rule.
+    limit = "1000" if tool == "initcheck" else "100"
+    cmd = [a.sanitizer, "--tool", tool, "--print-limit", limit,
            "--show-backtrace", "device"]
     launcher = [sys.executable, LAUNCHER, os.path.join(art, name + ".json"),
                 inputs, outputs]
