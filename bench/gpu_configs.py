@@ -224,7 +224,70 @@ for fam, fam_opts in FAMILIES.items():
             softcap=p["softcap"] or SOFTCAP, dropout=p["dropout"],
             role="sweep", opts=fam_opts))
 
-ALL = CHECK + BENCH + SWEEP
+# Small shapes for compute-sanitizer (role sanitize:
+# scripts/run-compute-sanitizer.sh, test/GPU/sanitize.py): every family's
+# code paths -- the structural masks and their edge blocks, query and key
+# tails, GQA and MQA, bias, keep mask, score_mod, dropout, head dims 32-256,
+# Dqk != Dv, chunks, warps, stages, block-q -- at B = 1, 2 to 4 heads and
+# 2 to 4 query blocks, so that racecheck and initcheck take seconds per kernel
+# (every key block still goes through the pipeline: Nk = 150 is 3-5 blocks
+# and a tail).
+def san(name, opts, **kw):
+    kw.setdefault("B", 1)
+    kw.setdefault("Hq", 2)
+    kw.setdefault("Nq", 80)
+    kw.setdefault("Nk", 150)
+    return cfg("san_" + name, role="sanitize", opts=opts, **kw)
+
+
+SIMT = "mma=simt"
+SANITIZE = []
+for fam, fam_opts in (("simt", SIMT), ("mma", MMA)):
+    SANITIZE += [
+        san(f"{fam}_f16_d64_tails", fam_opts, dtype="f16"),
+        san(f"{fam}_bf16_d128_causal_br_gqa", fam_opts, Hq=4, Hkv=2, Nq=70,
+            D=128, mask="causal", align="bottom_right"),
+        san(f"{fam}_bf16_d64_window", fam_opts, Nq=150,
+            mask="sliding_window", window=(32, 8)),
+        san(f"{fam}_bf16_d64_bias_keep", fam_opts, bias=("bf16", "1HQK"),
+            keep="B11K"),
+        san(f"{fam}_f16_d64_bias_f32", fam_opts, dtype="f16",
+            bias=("f32", "BHQK")),
+        san(f"{fam}_bf16_d64_softcap_causal_tl", fam_opts, Nq=100, Nk=100,
+            mask="causal", score_mod="softcap"),
+        san(f"{fam}_bf16_d64_dropout", fam_opts, dropout=0.17),
+        san(f"{fam}_bf16_d128_mqa_causal_empty_rows", fam_opts, Hq=4, Hkv=1,
+            Nq=150, Nk=70, D=128, mask="causal", align="bottom_right"),
+    ]
+SANITIZE += [
+    san("simt_f32_d64_tails", SIMT, dtype="f32", Nq=70, Nk=50),
+    san("mma_bf16_d32_causal", MMA, D=32, mask="causal"),
+    san("mma_f16_d96_tails", MMA, dtype="f16", D=96),
+    san("mma_bf16_d48_dv80_causal_br", MMA, Nq=70, D=48, Dv=80,
+        mask="causal", align="bottom_right"),
+    san("mma_bf16_d160_dv96", MMA, D=160, Dv=96),
+    san("mma_bf16_d256_causal_gqa_tails", MMA, Hq=4, Hkv=2, D=256,
+        mask="causal", align="bottom_right"),
+    san("mma_f16_d256_bias_dropout", MMA, dtype="f16", D=256,
+        bias=("f16", "BHQK"), dropout=0.1),
+    san("mma_bf16_d128_softcap_keep_window", MMA, Nq=150, D=128,
+        mask="sliding_window", window=(40, 0), keep="1HQK",
+        score_mod="softcap"),
+    san("mma_bf16_d64_causal_br_gqa_chunk16", MMA + " chunk=16", Hq=4,
+        Hkv=2, mask="causal", align="bottom_right"),
+    san("mma_bf16_d128_window_bk64_chunk32", MMA + " block-k=64 chunk=32",
+        Nq=150, D=128, mask="sliding_window", window=(64, 16)),
+    san("mma_bf16_d128_window_s3", MMA + " stages=3", Nq=150, D=128,
+        mask="sliding_window", window=(64, 16)),
+    san("mma_f16_d64_causal_br_gqa_w8_s4", MMA + " warps=8 stages=4",
+        dtype="f16", Hq=4, Hkv=2, Nq=150, mask="causal",
+        align="bottom_right"),
+    san("mma_bf16_d64_plain_bq64", MMA64, Nq=150),
+    san("mma_f16_d128_bias_dropout_bq64", MMA64, dtype="f16", D=128,
+        bias=("f16", "1HQK"), dropout=0.17),
+]
+
+ALL = CHECK + BENCH + SWEEP + SANITIZE
 
 
 def side_shape(c, spec):

@@ -7,6 +7,7 @@
 # compile-time.txt, into OUT (default .gpu-artifacts). The GPU machine has no
 # MLIR: test/GPU/check_gpu.py and bench/bench_attention.py run from these.
 # Usage: scripts/build-gpu-artifacts.sh [OUT] [CHIP] [ROLE]
+# (ONLY="NAME NAME ...": only those configurations of ROLE.)
 # (ROLE: only the configurations of that role, e.g. check; a chip other than
 # sm_90a also skips the compile-time measurement. With ROLE sweep a
 # configuration whose compile fails with a diagnostic is written as
@@ -22,7 +23,7 @@ PTXAS="${PTXAS:-/usr/local/cuda/bin/ptxas}"
 CONFIGS="$ROOT/bench/gpu_configs.py"
 mkdir -p "$OUT"
 python3 "$CONFIGS" manifest > "$OUT/manifest.json"
-for name in $(python3 "$CONFIGS" list $ROLE); do
+for name in ${ONLY:-$(python3 "$CONFIGS" list $ROLE)}; do
   d="$OUT/$name"
   python3 "$CONFIGS" mlir "$name" > "$d.mlir"
   opts="$(python3 "$CONFIGS" opts "$name")"

@@ -23,8 +23,16 @@ compile failed with a diagnostic (NAME.unsupported, role sweep) counts as
 unsupported. Prints pass/fail/unsupported counts per family; exit status 1 on
 any failure.
 
+Dropout: the references keep (q, k) iff Philox word 0 >= floor(p * 2^32)
+with p the op's f32 dropout_p, as the kernels do (docs/Semantics.md); the
+result also gives the seed and, where the mask of the double p differs
+(double_p_flips), the kernel's error against the reference of that mask
+(err_double_p) -- the rule this script had before. --only NAMES and
+--dropout-seed S,S,... rerun chosen configurations with chosen seeds.
+
 usage: check_gpu.py [ARTIFACTS] [--role ROLE] [--family F] [--guard N]
-                    [--reruns R] [--json OUT]
+                    [--reruns R] [--json OUT] [--only NAMES]
+                    [--dropout-seed SEEDS]
 """
 import argparse
 import json
@@ -32,6 +40,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,9 +52,18 @@ import gpu_configs  # noqa: E402
 import reference as fp64_reference  # noqa: E402
 
 DT = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
-def dropout_keep(seed, p, shape):
-    """attn.attention's dropout mask (Philox4x32-10), from test/lib/reference.py."""
-    return torch.from_numpy(fp64_reference.dropout_keep(seed, p, shape))
+def dropout_masks(seed, p, shape):
+    """attn.attention's dropout mask (Philox4x32-10, test/lib/reference.py:
+    kept iff r >= floor(p * 2^32) with p the op's f32 dropout_p), and the
+    mask that the double p gives (kept iff r >= floor(double(p) * 2^32)),
+    which this script used before: the two differ where r falls between the
+    thresholds (8 of 2^32 values for p = 0.17), and there the kernel, which
+    follows the op, was measured against a reference that kept what it
+    drops."""
+    r = fp64_reference.dropout_bits(seed, shape)
+    keep = r >= np.uint64(fp64_reference.dropout_threshold(p))
+    double_p = r >= np.uint64(math.floor(p * 4294967296.0))
+    return torch.from_numpy(keep), torch.from_numpy(double_p)
 
 
 def structural_visible(c):
@@ -85,7 +103,9 @@ def reference(c, q, k, v, bias, keep, dkeep, dtype):
     l = e.sum(-1, keepdim=True)
     p = torch.where(l > 0, e / l, torch.zeros_like(e))
     if dkeep is not None:
-        p = torch.where(dkeep, p / (1 - c["dropout"]), torch.zeros_like(p))
+        # Z = f32(1 / (1 - p)) for p the f32 dropout_p (docs/Semantics.md).
+        z = fp64_reference.dropout_scale(c["dropout"])
+        p = torch.where(dkeep, p * z, torch.zeros_like(p))
     o = p @ v
     lse = (m + torch.log(l)).squeeze(-1)
     return o, lse
@@ -95,7 +115,7 @@ def bits(t):
     return t.view({2: torch.int16, 4: torch.int32}[t.element_size()])
 
 
-def run_config(c, art, gen, guard=0, reruns=0):
+def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
     dev = "cuda"
     dt = DT[c["dtype"]]
     kern = AttentionKernel(os.path.join(art, c["name"] + ".json"))
@@ -114,12 +134,15 @@ def run_config(c, art, gen, guard=0, reruns=0):
         keep = torch.rand(gpu_configs.side_shape(c, c["keep"]),
                           generator=gen, device=dev) < 0.8
         inputs.append(keep.contiguous())
-    seed = None
+    seed = dkeep_double = None
     if c["dropout"]:
         seed = int(torch.randint(0, 2**62, (1,), generator=gen,
                                  device=dev).item())
+        if dropout_seed is not None:
+            seed = dropout_seed
         inputs.append(seed)
-        dkeep = dropout_keep(seed, c["dropout"], (B, Hq, Nq, Nk)).to(dev)
+        dkeep, dkeep_double = dropout_masks(seed, c["dropout"], (B, Hq, Nq, Nk))
+        dkeep, dkeep_double = dkeep.to(dev), dkeep_double.to(dev)
     out, lse = kern.output_buffers(fill=float("nan"), guard=guard)
     kern(*inputs, out=out, lse=lse)
     torch.cuda.synchronize()
@@ -134,7 +157,11 @@ def run_config(c, art, gen, guard=0, reruns=0):
         guards_ok &= guard_intact(out2, guard) and guard_intact(lse2, guard)
     ref_o, ref_lse = reference(c, q, k, v, bias, keep, dkeep, torch.float64)
     naive_o, _ = reference(c, q, k, v, bias, keep, dkeep, dt)
-    err = (out.double() - ref_o).abs().max().item()
+    diff = (out.double() - ref_o).abs()
+    err = diff.max().item()
+    # Where: [b, h, q, e] of the largest error (one row or everywhere).
+    err_at = [int(i) for i in np.unravel_index(int(diff.argmax().item()),
+                                               tuple(diff.shape))]
     err_naive = (naive_o.double() - ref_o).abs().max().item()
     tol = 2 * err_naive + 1e-4
     unwritten = int(torch.isnan(out).sum().item() + torch.isnan(lse).sum().item())
@@ -145,12 +172,25 @@ def run_config(c, art, gen, guard=0, reruns=0):
                if finite.any() else 0.0)
     ok = (err <= tol and unwritten == 0 and lse_ok and lse_err <= 1e-3
           and guards_ok and same)
-    res = dict(name=c["name"], err=err, err_naive=err_naive, tol=tol,
+    res = dict(name=c["name"], err=err, err_at=err_at, err_naive=err_naive,
+               tol=tol,
                lse_err=lse_err, empty_rows=int(empty.sum().item()),
                unwritten=unwritten, regs=kern.num_regs, guards_ok=guards_ok,
                deterministic=same, ok=ok)
     if dkeep is not None:
+        res["seed"] = seed
         res["kept_fraction"] = dkeep.double().mean().item()
+        # Where the double-p mask differs (see dropout_masks): the error the
+        # kernel had against the reference of the double p, and where.
+        flips = (dkeep != dkeep_double).nonzero().tolist()
+        res["double_p_flips"] = flips[:8]
+        if flips:
+            old_o, _ = reference(c, q, k, v, bias, keep, dkeep_double,
+                                 torch.float64)
+            diff = (out.double() - old_o).abs()
+            res["err_double_p"] = diff.max().item()
+            res["err_double_p_at"] = [int(i) for i in np.unravel_index(
+                int(diff.argmax().item()), tuple(diff.shape))]
         res["ok"] = ok and abs(res["kept_fraction"] - (1 - c["dropout"])) < 0.01
     return res
 
@@ -165,26 +205,37 @@ def main():
     ap.add_argument("--guard", type=int, default=4096)
     ap.add_argument("--reruns", type=int, default=0)
     ap.add_argument("--json")
+    ap.add_argument("--only", help="comma-separated configuration names")
+    ap.add_argument("--dropout-seed",
+                    help="comma-separated dropout seeds: each dropout "
+                         "configuration runs once per seed (default: one "
+                         "random seed)")
     a = ap.parse_args()
     art = a.artifacts
     manifest = json.load(open(os.path.join(art, "manifest.json")))
     gen = torch.Generator(device="cuda")
     gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    only = set(a.only.split(",")) if a.only else None
+    seeds = ([int(x) for x in a.dropout_seed.split(",")]
+             if a.dropout_seed else [None])
     results = []
     for c in manifest:
         fam = gpu_configs.family(c)
         if c["role"] != a.role or (a.family and fam != a.family):
             continue
-        if os.path.exists(os.path.join(art, c["name"] + ".unsupported")):
-            r = dict(name=c["name"], unsupported=True, ok=True)
-        else:
-            try:
-                r = run_config(c, art, gen, a.guard, a.reruns)
-            except Exception as e:  # report and go on
-                r = dict(name=c["name"], ok=False, error=repr(e))
-        r["family"] = fam
-        results.append(r)
-        print(json.dumps(r), flush=True)
+        if only and c["name"] not in only:
+            continue
+        for seed in seeds if c["dropout"] else [None]:
+            if os.path.exists(os.path.join(art, c["name"] + ".unsupported")):
+                r = dict(name=c["name"], unsupported=True, ok=True)
+            else:
+                try:
+                    r = run_config(c, art, gen, a.guard, a.reruns, seed)
+                except Exception as e:  # report and go on
+                    r = dict(name=c["name"], ok=False, error=repr(e))
+            r["family"] = fam
+            results.append(r)
+            print(json.dumps(r), flush=True)
     print(f"\n{'config':34} {'max|O-ref|':>11} {'2x naive+1e-4':>13} "
           f"{'lse err':>9} {'regs':>4}  result")
     for r in results:

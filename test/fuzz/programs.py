@@ -59,7 +59,7 @@ LIMIT = 1e5  # |score_mod| stays below this
 def _guard_positive(x, bx, rng):
     """|x| + c, c in [0.25, 2]: the argument of log, sqrt, rsqrt."""
     c = round(rng.uniform(0.25, 2.0), 3)
-    return ["bin", "add", ["un", "abs", x], ["c", c]], (c, bx[1] + c)
+    return ["bin", "add", ["un", "abs", x], ["c", c]], (c, max(map(abs, bx)) + c)
 
 
 def random_expr(rng, depth, s_bound, coord_bound):
@@ -557,16 +557,9 @@ def run_case(c, bin_dir, case_dir, fd_tool=False):
         cmd += ["--dump-inputs=" + used, "--dump-f64=" + f64]
     rc, out = run_tool(cmd)
     log = " ".join(cmd) + "\n" + out
+    # (A gradient that is exactly 0 in f64 but not after rounding O, e.g.
+    # Nk = 1 with dropout, passes --check=fa through its storage floor.)
     bad = classify(rc, out)
-    why = failing_results(out) if rc == 1 else []
-    if why and all(w == "reference" for _, w in why):
-        # --check=fa also fails where the naive reference's error exceeds 5%
-        # of max|f64|, e.g. a gradient that is exactly 0 in f64 but not after
-        # rounding O (Nk = 1): then the tiled pipeline must match the naive.
-        rc, out2 = run_tool([x for x in cmd if not x.startswith("--check")] +
-                            ["--check=naive"])
-        log += " (f64 ~ 0: --check=naive)\n" + out2
-        bad = classify(rc, out2)
     if bad or not c["backward"]:
         return bad, log
     grads = [np.load(os.path.join(f64, f"result{i}.npy")) for i in (2, 3, 4)]

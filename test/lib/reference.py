@@ -53,12 +53,28 @@ def philox_word0(seed, b, h, q, k):
     return c0
 
 
-def dropout_keep(seed, p, shape):
+def dropout_threshold(p):
+    """floor(p * 2^32) of the op's dropout_p, an f32 attribute: p is rounded
+    to f32 first, as the compiler reads it (0.17 -> 0.17000000178813934,
+    threshold 730144448, not the 730144440 of the double 0.17)."""
+    return math.floor(float(np.float32(p)) * 4294967296.0)
+
+
+def dropout_scale(p):
+    """Z of a kept element: f32(1 / (1 - p)) with p the f32 dropout_p."""
+    return float(np.float32(1.0 / (1.0 - float(np.float32(p)))))
+
+
+def dropout_bits(seed, shape):
+    """Philox word 0 of every (b, h, q, k) of a [B, H, Nq, Nk] score."""
     B, H, Nq, Nk = shape
     b, h, q, k = np.meshgrid(np.arange(B), np.arange(H), np.arange(Nq),
                              np.arange(Nk), indexing="ij")
-    threshold = np.uint64(math.floor(p * 4294967296.0))
-    return philox_word0(seed, b, h, q, k) >= threshold
+    return philox_word0(seed, b, h, q, k)
+
+
+def dropout_keep(seed, p, shape):
+    return dropout_bits(seed, shape) >= np.uint64(dropout_threshold(p))
 
 
 def attention_f64(a, Q, K, V, bias=None, keep=None, seed=None):
@@ -94,7 +110,7 @@ def attention_f64(a, Q, K, V, bias=None, keep=None, seed=None):
     Pd = P
     if a.dropout:
         Pd = np.where(dropout_keep(seed, a.dropout, P.shape),
-                      P * np.float64(np.float32(1.0 / (1.0 - a.dropout))), 0.0)
+                      P * dropout_scale(a.dropout), 0.0)
     O = np.einsum("bhqk,bhkd->bhqd", Pd, V)
     return O, lse, P
 
@@ -119,7 +135,7 @@ def attention_backward_f64(a, Q, K, V, dO, bias=None, keep=None, seed=None):
     Z = np.ones_like(P)
     if a.dropout:
         Z = np.where(dropout_keep(seed, a.dropout, P.shape),
-                     np.float64(np.float32(1.0 / (1.0 - a.dropout))), 0.0)
+                     dropout_scale(a.dropout), 0.0)
     dV = np.einsum("bhqk,bhqe->bhke", P * Z, dO)
     dP = np.einsum("bhqe,bhke->bhqk", dO, Vr) * Z
     Di = (P * dP).sum(axis=-1, keepdims=True)

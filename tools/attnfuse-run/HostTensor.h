@@ -13,8 +13,11 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MemAlloc.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -42,6 +45,31 @@ uint64_t roundToBits(double value, ElementKind kind);
 /// Returns the value of the float bit pattern `bits` of `kind` (exact).
 double bitsToDouble(uint64_t bits, ElementKind kind);
 
+/// An allocator whose failure is LLVM's bad-alloc error (attnfuse-run's
+/// "out of memory" error, exit status 2) in every build: it allocates with
+/// llvm::safe_malloc. A failing operator new reaches that error only through
+/// the new-handler, which AddressSanitizer's operator new does not call (it
+/// aborts, even with allocator_may_return_null=1, for a host buffer of 2^59
+/// bytes in test/Tools/attnfuse-run-resource-errors.mlir); its malloc
+/// returns null there, as glibc's does.
+template <typename T>
+struct CheckedAllocator {
+  using value_type = T;
+  CheckedAllocator() = default;
+  template <typename U>
+  CheckedAllocator(const CheckedAllocator<U> &) {}
+  T *allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T))
+      llvm::report_bad_alloc_error("a host buffer");
+    return static_cast<T *>(llvm::safe_malloc(n * sizeof(T)));
+  }
+  void deallocate(T *p, size_t) { std::free(p); }
+  template <typename U>
+  bool operator==(const CheckedAllocator<U> &) const { return true; }
+  template <typename U>
+  bool operator!=(const CheckedAllocator<U> &) const { return false; }
+};
+
 /// A dense row-major array of `kind` elements of shape `shape` (empty for a
 /// scalar). The storage is 8-byte aligned.
 class HostTensor {
@@ -68,7 +96,7 @@ private:
   ElementKind kind;
   llvm::SmallVector<int64_t> shape;
   int64_t numElements;
-  std::vector<uint64_t> storage;
+  std::vector<uint64_t, CheckedAllocator<uint64_t>> storage;
 };
 
 } // namespace attnfuse_run

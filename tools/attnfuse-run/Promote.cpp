@@ -1,7 +1,11 @@
 //===- Promote.cpp - evaluate a module in fp64 ----------------------------===//
 #include "Promote.h"
 
+#include "attnfuse/Dialect/Attn/IR/Attn.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -9,6 +13,10 @@
 #include "llvm/ADT/APFloat.h"
 
 using namespace mlir;
+
+/// The discardable attribute of an arith.truncf that roundAttentionResults
+/// inserts: the element type (f16, bf16, f32) to round to after promotion.
+static constexpr llvm::StringLiteral kRoundTo = "attnfuse_run.round_to";
 
 /// Returns `type` with f16, bf16 and f32 replaced by f64, recursively through
 /// shaped, complex and function types.
@@ -105,7 +113,9 @@ LogicalResult attnfuse_run::promoteFloatsToF64(ModuleOp module) {
   if (walk.wasInterrupted())
     return failure();
 
-  // Conversions between float types are now f64 -> f64.
+  // Conversions between float types are now f64 -> f64; a rounding that
+  // roundAttentionResults marked becomes f64 -> f32 [-> f16/bf16 -> f32]
+  // -> f64 (through f32: the CPU pipeline truncates f32 to f16/bf16).
   SmallVector<Operation *> identities;
   module.walk([&](Operation *op) {
     if (isa<arith::ExtFOp, arith::TruncFOp>(op) &&
@@ -113,8 +123,63 @@ LogicalResult attnfuse_run::promoteFloatsToF64(ModuleOp module) {
       identities.push_back(op);
   });
   for (Operation *op : identities) {
+    if (auto to = op->getAttrOfType<StringAttr>(kRoundTo)) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      Type f32 = b.getF32Type();
+      Value x = arith::TruncFOp::create(b, loc, f32, op->getOperand(0));
+      Type narrow = to.getValue() == "f16"    ? Type(b.getF16Type())
+                    : to.getValue() == "bf16" ? Type(b.getBF16Type())
+                                              : Type();
+      if (narrow)
+        x = arith::ExtFOp::create(
+            b, loc, f32, arith::TruncFOp::create(b, loc, narrow, x).getResult());
+      x = arith::ExtFOp::create(b, loc, b.getF64Type(), x);
+      op->getResult(0).replaceAllUsesWith(x);
+      op->erase();
+      continue;
+    }
     op->getResult(0).replaceAllUsesWith(op->getOperand(0));
     op->erase();
   }
   return verify(module);
+}
+
+void attnfuse_run::roundAttentionResults(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isa<attnfuse::attn::AttentionOp, attnfuse::attn::AttentionBackwardOp>(
+            op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Location loc = op->getLoc();
+    for (OpResult result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || !isa<Float16Type, BFloat16Type, Float32Type>(
+                       type.getElementType()))
+        continue;
+      Type element = type.getElementType();
+      StringRef name = isa<Float16Type>(element)    ? "f16"
+                       : isa<BFloat16Type>(element) ? "bf16"
+                                                    : "f32";
+      // x -> f64 -> x's type: the identity until promotion.
+      Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+      AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+      SmallVector<utils::IteratorType> iters(type.getRank(),
+                                             utils::IteratorType::parallel);
+      auto round = linalg::GenericOp::create(
+          b, loc, TypeRange{type}, ValueRange{result}, ValueRange{init},
+          ArrayRef<AffineMap>{id, id}, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value wide = arith::ExtFOp::create(nb, nl, nb.getF64Type(), args[0]);
+            auto narrow = arith::TruncFOp::create(nb, nl, element, wide);
+            narrow->setAttr(kRoundTo, nb.getStringAttr(name));
+            linalg::YieldOp::create(nb, nl, narrow.getResult());
+          });
+      result.replaceAllUsesExcept(round.getResult(0), round);
+    }
+  }
 }

@@ -20,6 +20,17 @@ namespace attnfuse_run {
 /// does not verify.
 mlir::LogicalResult promoteFloatsToF64(mlir::ModuleOp module);
 
+/// Makes the fp64 evaluation of `module` keep one rounding of the real
+/// pipelines: every float tensor result of an attn.attention or
+/// attn.attention_backward op is rounded to its element type (f16, bf16 or
+/// f32) before its uses. Call it before lowering the attn ops; the roundings
+/// are identities until promoteFloatsToF64 makes them f64 -> type -> f64.
+/// The difference between this evaluation and the plain fp64 one is the
+/// error that storing the attention ops' results in their declared types
+/// causes by itself, in exact arithmetic (attnfuse-run's storage floor,
+/// docs/attnfuse-run.md).
+void roundAttentionResults(mlir::ModuleOp module);
+
 } // namespace attnfuse_run
 
 #endif // ATTNFUSE_TOOLS_ATTNFUSE_RUN_PROMOTE_H

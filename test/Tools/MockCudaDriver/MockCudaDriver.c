@@ -8,7 +8,8 @@
  * ("mock-cuda: copy to device N bytes, first word 0xW"). The
  * lit tests put it first on LD_LIBRARY_PATH to run the host side of
  * `attnfuse-run --target=cuda` (plans, buffers, launch configurations,
- * argument marshalling, the comparison) on a machine without a GPU.
+ * argument marshalling, the comparison) and of test/GPU/launch_kernel.py
+ * (the compute-sanitizer harness) on a machine without a GPU.
  *
  *===----------------------------------------------------------------------===*/
 #include <stdio.h>
@@ -26,6 +27,7 @@ int cuDevicePrimaryCtxRetain(void **context, int device) {
   *context = (void *)1;
   return 0;
 }
+int cuDevicePrimaryCtxRelease_v2(int device) { return 0; }
 int cuCtxSetCurrent(void *context) { return 0; }
 int cuCtxSynchronize(void) { return 0; }
 int cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
@@ -46,6 +48,10 @@ int cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   }
   return 0;
 }
+int cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t bytes) {
+  memset((void *)dst, value, bytes);
+  return 0;
+}
 int cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   memcpy(dst, (const void *)src, bytes);
   return 0;
@@ -54,6 +60,7 @@ int cuModuleLoadData(void **module, const void *image) {
   *module = (void *)1;
   return 0;
 }
+int cuModuleUnload(void *module) { return 0; }
 int cuModuleGetFunction(void **function, void *module, const char *name) {
   *function = strdup(name);
   return 0;
