@@ -40,7 +40,7 @@ from transformers.utils import logging as hf_logging  # noqa: E402
 hf_logging.set_verbosity_error()
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlirtext import i1_hex_to_literal  # noqa: E402
+from mlirtext import i1_hex_to_literal, kept_expectations  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCAB = 64
@@ -488,6 +488,7 @@ def main():
                               f"batch {batch}.\n// {path_desc}.\n// Test input, not a lit test.\n")
                     with open(os.path.join(out, rel), "w") as f:
                         f.write(header + text)
+                    kept = kept_expectations(files.get(rel))
                     files[rel] = {
                         "model": key,
                         "config": spec["config"],
@@ -498,6 +499,7 @@ def main():
                         "chains": spec["chains"],
                         "kind": spec["kind"],
                         "bytes": len(header) + len(text),
+                        **kept,
                     }
                     if foreign:
                         files[rel]["foreign_dialects"] = foreign

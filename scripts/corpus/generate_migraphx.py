@@ -18,9 +18,12 @@ Usage: python3 scripts/corpus/generate_migraphx.py [--out test/Corpus]
 import argparse
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from mlirtext import kept_expectations  # noqa: E402
 
 HEADER = """// MIGraphX-style TOSA attention, WRITTEN BY US (attnfuse), not exported by MIGraphX.
 // Written from the documented MIGraphX / rocMLIR TOSA attention idioms (migraphx.dot on
@@ -329,11 +332,12 @@ def main():
         rel = f"migraphx/{name}.mlir"
         with open(os.path.join(args.out, rel), "w") as f:
             f.write(text)
+        kept = kept_expectations(manifest["files"].get(rel))
         manifest["files"][rel] = {
             "model": name, "config": ", ".join(f"{k}={v}" for k, v in kw.items()),
             "attn_implementation": "hand-written", "batch": kw.get("B", 1), "source": "migraphx",
             "export": "written by us from MIGraphX/rocMLIR TOSA idioms (scripts/corpus/generate_migraphx.py)",
-            "chains": chains, "kind": desc, "bytes": len(text),
+            "chains": chains, "kind": desc, "bytes": len(text), **kept,
         }
         if chains == 0:
             manifest["files"][rel]["negative"] = True

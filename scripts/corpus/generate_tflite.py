@@ -29,7 +29,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from mlirtext import i1_hex_to_literal  # noqa: E402
+from mlirtext import i1_hex_to_literal, kept_expectations  # noqa: E402
 from tosa_upgrade import upgrade  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -190,10 +190,11 @@ def main():
                 with open(os.path.join(args.out, rel), "w") as f:
                     f.write(header + text)
                 m = MODELS[key]
+                kept = kept_expectations(manifest["files"].get(rel))
                 manifest["files"][rel] = {
                     "model": key, "config": m["config"], "attn_implementation": "keras",
                     "batch": batch, "source": "tflite", "export": path_desc, "chains": m["chains"],
-                    "kind": m["kind"], "bytes": len(header) + len(text),
+                    "kind": m["kind"], "bytes": len(header) + len(text), **kept,
                 }
                 print(f"ok   {rel}  {len(text) // 1024} KB")
     manifest["files"] = dict(sorted(manifest["files"].items()))

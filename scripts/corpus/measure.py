@@ -13,7 +13,10 @@ compares with the TRUE number of attention chains per file from
 test/Corpus/manifest.json ("chains").
 
 Columns: files, chains (expected, from the manifest), cand (the pass's
-candidates), fused, notf (not fused), missed (= chains - fused), extra
+candidates), fused, struct (fused chains whose attn.attention has a structural
+mask: causal or sliding window, from the summary line `fused with a structural
+mask: n`), lse (fused chains whose graph's log-sum-exp became the op's lse
+result), notf (not fused), missed (= chains - fused), extra
 (candidates beyond the expected chains: non-attention chains reported as
 candidates, e.g. a SwiGLU MLP; counted as max(0, cand - chains) per file, negative
 files excluded), neg (negative files: manifest "negative": true, chains 0, nothing
@@ -39,6 +42,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOSA_PREFIX = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor), "
 SUMMARY_RE = re.compile(r"attn-raise-attention: (\d+) candidate\(s\), (\d+) fused, (\d+) not fused")
 KEY_RE = re.compile(r"^\s+not fused \(([^)]*)\): (\d+)")
+STRUCT_RE = re.compile(r"^\s+fused with a structural mask: (\d+)", re.M)
+LSE_RE = re.compile(r"^\s+fused with the lse: (\d+)", re.M)
 REMARK_RE = re.compile(r"^(.*?):(\d+):(\d+): remark: (fused.*|not fused: .*)$")
 ERROR_RE = re.compile(r"^(.*?):(\d+):(\d+): error: (.*)$")
 OPNAME_RE = re.compile(r"(?:=|^)\s*\"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)")
@@ -68,6 +73,10 @@ def run_one(opt, path, timeout):
     m = SUMMARY_RE.search(err)
     if m:
         res["candidates"], res["fused"], res["not_fused"] = map(int, m.groups())
+    st = STRUCT_RE.search(err)
+    res["structural"] = int(st.group(1)) if st else 0
+    ls = LSE_RE.search(err)
+    res["lse"] = int(ls.group(1)) if ls else 0
     res["keys"] = {}
     for ln in lines:
         k = KEY_RE.match(ln)
@@ -160,6 +169,8 @@ def main():
                 continue
             tot["cand"] += r["candidates"]
             tot["fused"] += r["fused"]
+            tot["struct"] += r["structural"]
+            tot["lse"] += r["lse"]
             tot["notf"] += r["not_fused"]
             tot["missed"] += max(0, ch - r["fused"])
             if r["file"] in negatives:
@@ -178,15 +189,17 @@ def main():
             "failed_files": [{"file": r["file"], "status": r["status"], "errors": r["errors"][:3]}
                              for r in bad],
             "not_in_manifest": no_manifest,
-            "files": [{k: r.get(k) for k in ("file", "chains", "candidates", "fused", "not_fused",
-                                               "status", "keys", "remarks")} for r in rows],
+            "files": [{k: r.get(k) for k in ("file", "chains", "candidates", "fused", "structural",
+                                               "lse", "not_fused", "status", "keys", "remarks")}
+                      for r in rows],
         }
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         print()
         return 0
 
-    cols = ["files", "neg", "chains", "cand", "fused", "notf", "missed", "extra", "wrong", "err"]
+    cols = ["files", "neg", "chains", "cand", "fused", "struct", "lse", "notf", "missed", "extra",
+            "wrong", "err"]
     print(f"attnfuse-opt: {opt}\n")
     print(f"{'source':<14}" + "".join(f"{c:>8}" for c in cols))
     grand = collections.Counter()
@@ -209,7 +222,8 @@ def main():
         if args.files:
             for r in s["files"]:
                 print(f"    {r['file']:<44} chains {r['chains']!s:>3}  cand {r['candidates']!s:>3}"
-                      f"  fused {r['fused']!s:>3}  {r['status']}  "
+                      f"  fused {r['fused']!s:>3}  struct {r['structural']!s:>3}"
+                      f"  lse {r['lse']!s:>2}  {r['status']}  "
                       + ", ".join(f"{k} {n}" for k, n in (r["keys"] or {}).items()))
     return 0
 

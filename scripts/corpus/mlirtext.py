@@ -44,3 +44,14 @@ def i1_hex_to_literal(text):
         return f"dense<{lit}> : tensor<{m.group(2)}i1>"
 
     return I1_HEX_RE.sub(repl, text)
+
+
+# Manifest fields written by hand (expectations of the corpus lit tests, see
+# test/Corpus/lit.local.cfg): a regenerated entry keeps them.
+EXPECTATION_FIELDS = ("fused", "not_fused_because", "structural", "lse", "int_bound",
+                      "int_bound_because")
+
+
+def kept_expectations(old_entry):
+    """The hand-written expectation fields of a manifest entry being rewritten."""
+    return {k: v for k, v in (old_entry or {}).items() if k in EXPECTATION_FIELDS}

@@ -45,6 +45,12 @@ class CorpusTest(lit.formats.TestFormat):
         if res["fused"] != want or len(remarks) != res["candidates"] - res["fused"]:
             return lit.Test.FAIL, (f"fused {res['fused']} of {res['candidates']} "
                                    f"candidates, expected {want}; remarks: {remarks}")
+        # Structural masks and lse results: exactly the entry's (default 0).
+        for field, key in (("structural", "structural"), ("lse", "lse")):
+            if res[key] != entry.get(field, 0):
+                fused = [r for r in res["remarks"] if r["text"].startswith("fused")]
+                return lit.Test.FAIL, (f"{res[key]} fused chain(s) with {field}, expected "
+                                       f"{entry.get(field, 0)}; remarks: {fused}")
         run = [os.path.join(tools, "attnfuse-run"), path, "--check=fa",
                f"--int-bound={entry.get('int_bound', 2)}"]
         p = subprocess.run(run, capture_output=True, text=True, timeout=600)

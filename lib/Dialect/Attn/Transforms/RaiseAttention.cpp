@@ -36,6 +36,31 @@ Operation *AttentionChainMatch::getRoot() const {
   return chain->c2.getOperation();
 }
 
+bool AttentionChainMatch::hasStructuralMask() const {
+  return chain->mask != MaskKind::none;
+}
+
+bool AttentionChainMatch::hasLse() const { return chain->lse.has_value(); }
+
+std::string AttentionChainMatch::describe() const {
+  SmallVector<std::string> parts;
+  if (chain->mask != MaskKind::none) {
+    std::string m = ("mask " + stringifyMaskKind(chain->mask)).str();
+    if (chain->alignment == MaskAlignment::bottom_right)
+      m += " bottom_right";
+    if (chain->mask == MaskKind::sliding_window)
+      m += " " + std::to_string(chain->windowLeft) + "/" +
+           std::to_string(chain->windowRight);
+    parts.push_back(m);
+  }
+  if (chain->droppedMasks)
+    parts.push_back(std::to_string(chain->droppedMasks) +
+                    " mask term(s) dropped");
+  if (chain->lse)
+    parts.push_back("lse");
+  return llvm::join(parts, "; ");
+}
+
 FailureOr<AttentionChainMatch>
 attnfuse::attn::matchAttentionChain(Operation *c2, RaiseFailure &why) {
   auto lin = dyn_cast<linalg::LinalgOp>(c2);
@@ -94,6 +119,8 @@ void RaiseAttentionStats::print(llvm::raw_ostream &os) const {
      << " fused, " << (candidates - fused) << " not fused\n";
   for (const auto &[key, n] : notFused)
     os << "  not fused (" << key << "): " << n << "\n";
+  os << "  fused with a structural mask: " << structural << "\n";
+  os << "  fused with the lse: " << lse << "\n";
 }
 
 LogicalResult attnfuse::attn::raiseAttention(Operation *root,
@@ -118,11 +145,17 @@ LogicalResult attnfuse::attn::raiseAttention(Operation *root,
       }
       continue;
     }
-    if (options.report != RaiseReport::None)
-      c2->emitRemark("fused into attn.attention");
+    if (options.report != RaiseReport::None) {
+      std::string what = match->describe();
+      c2->emitRemark("fused into attn.attention")
+          << (what.empty() ? "" : " (") << what << (what.empty() ? "" : ")");
+    }
+    bool structural = match->hasStructuralMask(), lse = match->hasLse();
     if (failed(rewriteAttentionChain(rewriter, *match)))
       return failure();
     ++st.fused;
+    st.structural += structural;
+    st.lse += lse;
   }
   return failure(anyError);
 }

@@ -55,7 +55,7 @@ func.func @causal_top_left(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %
   } -> tensor<2x4x8x8xf32>
   %eo = tensor.empty() : tensor<2x4x8x16xf32>
   %zo = linalg.fill ins(%c0 : f32) outs(%eo : tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
-  // expected-remark @below {{fused into attn.attention}}
+  // expected-remark @below {{fused into attn.attention (mask causal; 1 mask term(s) dropped)}}
   %o = linalg.generic {indexing_maps = [affine_map<(b, h, q, e, k) -> (b, h, q, k)>, affine_map<(b, h, q, e, k) -> (b, h, k, e)>, affine_map<(b, h, q, e, k) -> (b, h, q, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) outs(%zo : tensor<2x4x8x16xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32

@@ -1,5 +1,6 @@
 // The report modes of attn-raise-attention: `summary` counts candidates, fused
-// chains and not-fused chains by reason; `report=errors` makes a chain that is
+// chains and not-fused chains by reason, and the fused chains with a
+// structural mask and with the lse; `report=errors` makes a chain that is
 // not fused an error (for CI of one's own models) and fails the pass.
 
 // RUN: attnfuse-opt %s --attn-raise-attention="report=none summary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
@@ -8,9 +9,11 @@
 
 // SUMMARY:      attn-raise-attention: 2 candidate(s), 1 fused, 1 not fused
 // SUMMARY-NEXT:   not fused (escapes): 1
+// SUMMARY-NEXT:   fused with a structural mask: 1
+// SUMMARY-NEXT:   fused with the lse: 0
 
 // ERRORS-NOT:  error
-// ERRORS:      remark: fused into attn.attention
+// ERRORS:      remark: fused into attn.attention (mask causal; 1 mask term(s) dropped)
 // ERRORS:      error: not fused: an intermediate of the chain has a user outside it (func.return)
 
 // BADMODE: unknown report mode 'loud'

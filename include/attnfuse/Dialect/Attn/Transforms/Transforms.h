@@ -28,6 +28,10 @@ struct RaiseAttentionOptions {
 struct RaiseAttentionStats {
   unsigned candidates = 0;
   unsigned fused = 0;
+  /// Fused chains whose op has a structural mask (causal or sliding window).
+  unsigned structural = 0;
+  /// Fused chains whose log-sum-exp the graph returns (the op's lse result).
+  unsigned lse = 0;
   /// Not-fused chains, by short reason key (e.g. "softmax-axis").
   std::map<std::string, unsigned> notFused;
   void print(llvm::raw_ostream &os) const;
@@ -70,6 +74,13 @@ public:
 
   /// The second contraction, whose result the raised op replaces.
   mlir::Operation *getRoot() const;
+  /// True when the op gets a structural mask (causal or sliding window).
+  bool hasStructuralMask() const;
+  /// True when the graph's log-sum-exp becomes the op's lse result.
+  bool hasLse() const;
+  /// What the op carries besides Q, K, V, for the remark: e.g.
+  /// "mask causal bottom_right; lse" (empty when nothing).
+  std::string describe() const;
 
 private:
   friend mlir::FailureOr<mlir::Value>

@@ -9,6 +9,9 @@
 //   Softmax.cpp     the softmax on the tree
 //   Scores.cpp      the score pipeline split into scale, score_mod, bias,
 //                   keep mask and structural mask
+//   Masks.cpp       which (q, k) a mask hides: index conditions, constant
+//                   mask tensors and the producers of mask tensors, as
+//                   windows on k - q
 //   Operands.cpp    the roles (b, h, q) of the rows, and Q, K, V peeled
 //   Match.cpp       the stages in order, for one chain
 //   Rewrite.cpp     the IR written for a matched chain
@@ -20,12 +23,14 @@
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
 #include "attnfuse/Dialect/Attn/Transforms/Transforms.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <deque>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -35,6 +40,55 @@ using namespace mlir;
 
 /// Canonical iteration space: dimensions are numbered 0..kMaxDims-1.
 constexpr unsigned kMaxDims = 24;
+/// An unbounded side of a window.
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+/// The largest hidden value of a large-negative mask (`finfo.min`, -1e9,
+/// -10000): a key whose score is at most this (or -inf) is hidden.
+constexpr double kLargeNegative = -1.0e4;
+
+/// The keys a mask shows, as a window on rel = k - q: `lo <= rel <= hi`
+/// (kUnbounded / -kUnbounded: no bound). `exact`: a key is visible iff it is
+/// in the window (over the score's coordinate ranges); otherwise only
+/// "visible implies in the window" is known.
+struct Window {
+  int64_t lo = -kUnbounded, hi = kUnbounded;
+  bool exact = true;
+  bool isFull() const { return lo == -kUnbounded && hi == kUnbounded; }
+  bool isEmpty() const { return lo > hi; }
+  static Window unknown() { return Window{-kUnbounded, kUnbounded, false}; }
+  static Window empty() { return Window{1, 0, true}; }
+};
+
+/// The keys both windows show.
+inline Window intersect(Window a, Window b) {
+  return Window{std::max(a.lo, b.lo), std::min(a.hi, b.hi), a.exact && b.exact};
+}
+
+/// The keys either window shows (their hull: exact only without a gap).
+inline Window unite(Window a, Window b) {
+  // An empty window shows nothing, so it is exact either way.
+  if (a.isEmpty())
+    return b;
+  if (b.isEmpty())
+    return a;
+  Window w{std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.exact && b.exact};
+  int64_t gapLo = std::max(a.lo, b.lo), gapHi = std::min(a.hi, b.hi);
+  if (gapHi != kUnbounded && gapLo > gapHi + 1)
+    w.exact = false;
+  return w;
+}
+
+/// What a float term that does not read the scores is as a mask: `vis`
+/// bounds where it is not hidden. `pure`: the term is exactly 0 in `vis`
+/// (which is exact) and hidden outside, so it can be dropped for a
+/// structural mask. `finite`: a hidden value may be a finite large negative
+/// (<= kLargeNegative) instead of -inf. A term with `finite` false is -inf
+/// outside `vis` (the structural mask `vis` is implied by it).
+struct MaskInfo {
+  Window vis = Window::unknown();
+  bool pure = false;
+  bool finite = false;
+};
 
 /// A scalar expression over the canonical iteration space.
 struct Term {
@@ -47,6 +101,14 @@ struct Term {
   SmallVector<Term *> args; ///< Op operands; Reduce {body, init}; Softmax {in}.
   unsigned dim = 0;   ///< Reduce: reduced dim; Softmax: normalized dim.
   Type type;          ///< Scalar (element) type.
+};
+
+/// How much of the score pipeline's masks may be dropped for the structural
+/// mask (Scores.cpp tries them in this order).
+enum class MaskDrop {
+  All,      ///< -inf and large-negative masks that are exactly a window
+  NegInf,   ///< only -inf masks that are exactly a window
+  None,     ///< nothing dropped; structural masks only where implied
 };
 
 /// The description of a matched chain, everything needed by the rewrite.
@@ -64,6 +126,18 @@ struct Chain {
   MaskKind mask = MaskKind::none;
   MaskAlignment alignment = MaskAlignment::top_left;
   int64_t windowLeft = 0, windowRight = 0;
+  /// Mask terms of the graph dropped for the structural mask.
+  unsigned droppedMasks = 0;
+  /// The softmax's row max and sum (Reduce terms; null for linalg.softmax,
+  /// max null without the max subtraction).
+  Term *rowMax = nullptr, *rowSum = nullptr;
+  /// The log-sum-exp `max + log(sum)` the graph also returns: the value and,
+  /// per dimension of it, the canonical row it reads (nullopt: a unit dim).
+  struct Lse {
+    Value value;
+    SmallVector<std::optional<unsigned>> dims;
+  };
+  std::optional<Lse> lse;
   Value q, k, v;           ///< Peeled sources.
   AffineMap qMap, kMap, vMap; ///< Canonical dims -> source indices.
   Type elementType;
@@ -89,6 +163,10 @@ bool isContraction(Operation *op, bool allowInteger = false);
 /// True when `v` is a tensor of zeros (linalg.fill or a splat constant).
 bool isZeroTensor(Value v);
 AffineExpr simplify(AffineExpr e);
+/// The values `e` takes with every dim d in [0, sizes[d]); nullopt when
+/// unknown.
+std::optional<std::pair<int64_t, int64_t>> rangeOf(AffineExpr e,
+                                                   ArrayRef<int64_t> sizes);
 /// `map` (over a linalg op's loops) with the loops replaced by `loops`.
 AffineMap composeAccess(AffineMap map, ArrayRef<AffineExpr> loops,
                         MLIRContext *ctx);
@@ -113,6 +191,9 @@ Term *stripCasts(Term *t);
 bool isScalarLeaf(Term *t);
 /// The value of a splat leaf (a splat constant or a fill of a constant).
 TypedAttr getSplatLeaf(Term *t);
+/// A constant hidden value of a mask: -inf (`finite` false) or a large
+/// negative <= kLargeNegative (`finite` true); casts around it aside.
+bool isHiddenValue(Term *t, bool *finite);
 /// True when `t` reads the scores (the first contraction's result).
 bool readsScores(Term *t, Value scores);
 
@@ -160,6 +241,10 @@ private:
 
   // Terms.cpp
   Term *traceTensor(Value v, AffineMap access);
+  /// The producer of a tensor leaf that does not read the scores, traced
+  /// through elementwise ops, broadcasts and reshapes (the ops are not part
+  /// of the chain); the leaf itself where it cannot be.
+  Term *traceProducer(Term *leaf);
   Term *traceLinalg(linalg::LinalgOp op, OpResult result, AffineMap access);
   Term *traceScalar(Value s, linalg::LinalgOp op, ArrayRef<AffineExpr> loops);
   // Softmax.cpp
@@ -168,10 +253,42 @@ private:
   bool isEmptyRowTest(Term *t, Term *scores, unsigned k);
   // Scores.cpp
   LogicalResult splitScores(Chain &chain);
+  LogicalResult splitScores(Chain &chain, MaskDrop drop);
   LogicalResult checkRegion(Term *t, Chain &chain, Operation *at);
   LogicalResult checkScoreCoordinates(AffineMap access, Chain &chain,
                                       Operation *at);
-  LogicalResult matchStructuralMask(Term *cond, Chain &chain);
+  /// Sets the chain's structural mask to `w` (intersected with the
+  /// score ranges). With `exact`, fails where no mask attribute states `w`
+  /// exactly; otherwise widens `w` to one that does (an implied mask).
+  LogicalResult setStructuralMask(Window w, bool exact, Chain &chain);
+  /// True when `t` is finite wherever the scores are: the scores, finite
+  /// constants and coordinates under arithmetic that keeps them finite.
+  bool isFiniteScoreFunction(Term *t);
+  // Masks.cpp
+  /// The keys a boolean term shows (true = visible; `negate`: false =
+  /// visible).
+  Window condWindow(Term *c, bool negate);
+  /// The term as a mask value (0 = visible).
+  MaskInfo maskInfo(Term *m);
+  /// Where the score term `t` is provably -inf: outside the result.
+  Window impliedWindow(Term *t);
+  /// An integer term of index arithmetic as an affine expression of the
+  /// canonical dims (null when it is not one).
+  AffineExpr intValue(Term *t);
+  /// `w` clipped to the score's ranges: sides past every (q, k) become
+  /// unbounded, a window that shows no (q, k) becomes empty.
+  Window normalize(Window w) const;
+  /// The window of `e pred 0` for an affine `e` (a linear bound on k - q,
+  /// or a condition that holds everywhere or nowhere), else unknown.
+  Window linearWindow(AffineExpr e, arith::CmpIPredicate pred);
+  /// A constant mask tensor read at a leaf's access: which (q, k) it shows.
+  std::optional<Window> constantWindow(Term *leaf,
+                                       function_ref<int(int64_t)> classify,
+                                       bool *anyOther);
+  // LSE (Match.cpp)
+  /// Finds the graph's `max + log(sum)` of the softmax among the ops outside
+  /// the chain that read it.
+  void matchLse(Chain &chain);
   // Operands.cpp
   LogicalResult assignRoles(Chain &chain);
   /// Replaces `row` by `outer * factor + inner` in every term and in the
@@ -190,6 +307,12 @@ private:
   SetVector<Operation *> visited;
   Value scoresValue; ///< The first contraction's result.
   AffineMap scoresAccess;
+  /// traceTensor looks through the producers of mask tensors (outside the
+  /// chain) instead of stopping at them.
+  bool maskMode = false;
+  /// The chain being split (Masks.cpp reads its q and k dims).
+  Chain *current = nullptr;
+  DenseMap<std::pair<Value, AffineMap>, Term *> producers;
   friend struct TermEq;
 };
 

@@ -5,6 +5,9 @@
 
 #include "mlir/IR/Matchers.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -117,10 +120,12 @@ FailureOr<Chain> Matcher::match() {
                   "the softmax input does not read the first contraction"),
              failure();
     scoresAccess = sLeaf->access;
+    visited.insert(contractions.front());
+    // The log-sum-exp of the softmax returned beside O becomes the op's lse.
+    matchLse(chain);
     // Intermediates must not escape: every user of a chain op is in the
     // chain, or dead (an unused reshape of the scores is no escape; it is
     // erased with the chain).
-    visited.insert(contractions.front());
     SetVector<Operation *> dead;
     std::function<bool(Operation *)> isDead = [&](Operation *op) {
       if (dead.contains(op))
@@ -133,14 +138,20 @@ FailureOr<Chain> Matcher::match() {
       return true;
     };
     for (Operation *op : visited)
-      for (Operation *user : op->getUsers())
-        if (user != c2op && !visited.contains(user) && !isDead(user))
+      for (OpOperand &use : op->getUses())
+        if (Operation *user = use.getOwner();
+            user != c2op && !visited.contains(user) && !isDead(user) &&
+            !(chain.lse && use.get() == chain.lse->value))
           return (void)fail(op, "escapes",
                       "an intermediate of the chain has a user outside it (" +
                           user->getName().getStringRef() + ")"),
                  failure();
+    // What computes from the LSE is outside the chain.
+    SetVector<Operation *> afterLse;
+    if (chain.lse)
+      getForwardSlice(chain.lse->value, &afterLse);
     for (Operation *op : slice)
-      if (!visited.contains(op) && !isDead(op))
+      if (!visited.contains(op) && !afterLse.contains(op) && !isDead(op))
         return (void)fail(op, "escapes",
                     "the scores flow into an op outside the chain"),
                failure();
@@ -156,6 +167,101 @@ FailureOr<Chain> Matcher::match() {
               "no operand of the contraction is a softmax of another "
               "contraction"),
          failure();
+}
+
+/// `max + log(sum)` (or `log(sum)` for a softmax without the max
+/// subtraction) of the chain's own row max and sum, casts aside.
+static bool isLse(Term *t, Chain &chain, MLIRContext *ctx) {
+  auto same = [&](Term *a, Term *b) {
+    TermEq eq{DenseMap<unsigned, unsigned>(), ctx};
+    return eq.eq(stripCasts(a), stripCasts(b));
+  };
+  auto logOf = [&](Term *x) -> Term * {
+    x = stripCasts(x);
+    return isOp<math::LogOp>(x) ? x->args[0] : nullptr;
+  };
+  t = stripCasts(t);
+  if (!chain.rowMax) {
+    Term *l = logOf(t);
+    return l && same(l, chain.rowSum);
+  }
+  if (!isOp<arith::AddFOp>(t))
+    return false;
+  for (int i = 0; i < 2; ++i)
+    if (Term *l = logOf(t->args[1 - i]);
+        l && same(l, chain.rowSum) && same(t->args[i], chain.rowMax))
+      return true;
+  return false;
+}
+
+void Matcher::matchLse(Chain &chain) {
+  if (!chain.rowSum)
+    return;
+  Operation *c2op = c2.getOperation();
+  // The rows of the output: each non-unit dim of the LSE reads one of those
+  // of its size; its unit dims read the unit rows (in order) or nothing.
+  SmallVector<unsigned> rows, unitRows;
+  for (unsigned r : chain.rows)
+    (size(r) != 1 ? rows : unitRows).push_back(r);
+  // Any op beside the chain that computes from it may be the LSE (the
+  // escape check below rejects the chain where an intermediate of the LSE
+  // has other users).
+  for (Operation *op : slice) {
+    if (visited.contains(op) || op->getNumResults() != 1)
+      continue;
+    Value r = op->getResult(0);
+    auto type = dyn_cast<RankedTensorType>(r.getType());
+    if (!type || !type.hasStaticShape() || r.use_empty())
+      continue;
+    // The op is written before the second contraction; every user of the
+    // LSE must come after it.
+    bool after = llvm::all_of(r.getUsers(), [&](Operation *u) {
+      Operation *a = c2op->getBlock()->findAncestorOpInBlock(*u);
+      return a && c2op->isBeforeInBlock(a);
+    });
+    if (!after)
+      continue;
+    SmallVector<unsigned> big, unit;
+    for (auto [i, n] : llvm::enumerate(type.getShape()))
+      (n != 1 ? big : unit).push_back(i);
+    if (big.size() != rows.size())
+      continue;
+    SmallVector<unsigned> perm(rows);
+    llvm::sort(perm);
+    do {
+      for (bool withUnitRows : {true, false}) {
+        bool sizesMatch = true;
+        for (auto [i, p] : llvm::enumerate(big))
+          sizesMatch &= type.getDimSize(p) == size(perm[i]);
+        if (!sizesMatch)
+          continue;
+        Chain::Lse lse{r, {}};
+        lse.dims.resize(type.getRank());
+        SmallVector<AffineExpr> exprs(type.getRank(),
+                                      getAffineConstantExpr(0, ctx));
+        for (auto [i, p] : llvm::enumerate(big)) {
+          lse.dims[p] = perm[i];
+          exprs[p] = getAffineDimExpr(perm[i], ctx);
+        }
+        if (withUnitRows)
+          for (auto [p, row] : llvm::zip(unit, unitRows)) {
+            lse.dims[p] = row;
+            exprs[p] = getAffineDimExpr(row, ctx);
+          }
+        size_t mark = visited.size(), dims = sizes.size();
+        RaiseFailure saved = why;
+        Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
+        why = saved;
+        if (t && isLse(t, chain, ctx)) {
+          chain.lse = std::move(lse);
+          return;
+        }
+        while (visited.size() > mark)
+          visited.pop_back();
+        sizes.resize(dims);
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
 }
 
 } // namespace attnfuse::attn::raise

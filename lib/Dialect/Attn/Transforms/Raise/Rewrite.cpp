@@ -45,6 +45,12 @@ private:
                         Value score, IRMapping &memo);
   /// The coordinate `e` (in canonical dims) from the region's (b, h, q, k).
   Value expandCoordinate(AffineExpr e, OpBuilder &rb, ArrayRef<Value> coords);
+  /// `v` (an op result over the canonical dims `coords`) in the graph's
+  /// layout `resType`, whose dim p holds the canonical dim resDims[p]
+  /// (nullopt: a unit dim), converted to its element type.
+  Value toGraph(Value v, ArrayRef<std::optional<unsigned>> coords,
+                RankedTensorType resType,
+                ArrayRef<std::optional<unsigned>> resDims);
 
   Matcher &m;
   Chain &c;
@@ -193,8 +199,11 @@ Value Rewriter::run() {
   Value keep = c.keep ? sideOperand(c.keep) : Value();
 
   auto outType = RankedTensorType::get({B, H, Nq, Dv}, et);
+  SmallVector<Type> resultTypes{outType};
+  if (c.lse)
+    resultTypes.push_back(RankedTensorType::get({B, H, Nq}, b.getF32Type()));
   auto op = AttentionOp::create(
-      b, loc, TypeRange{outType}, q4, k4, v4, bias, keep, /*seed=*/Value(),
+      b, loc, resultTypes, q4, k4, v4, bias, keep, /*seed=*/Value(),
       b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
       MaskKindAttr::get(ctx, c.mask), MaskAlignmentAttr::get(ctx, c.alignment),
       c.mask == MaskKind::sliding_window ? b.getI64IntegerAttr(c.windowLeft)
@@ -220,46 +229,63 @@ Value Rewriter::run() {
     Value y = buildRegionTerm(c.region, rb, coords, block->getArgument(0), memo);
     YieldOp::create(rb, loc, ValueRange{convertScalar(rb, loc, y, f32)});
   }
-  // Back to the graph's output layout and type.
-  auto resType = cast<RankedTensorType>(c.c2->getResult(0).getType());
-  AffineMap oMap = c.c2.getIndexingMapMatchingResult(c.c2->getResult(0));
+  // Back to the graph's layouts and types: O, and the LSE where the graph
+  // returns it.
+  auto oMap = c.c2.getIndexingMapMatchingResult(c.c2->getResult(0));
+  SmallVector<std::optional<unsigned>> oDims;
+  for (AffineExpr r : oMap.getResults())
+    oDims.push_back(cast<AffineDimExpr>(r).getPosition());
+  Value out = toGraph(
+      op.getOutput(), {c.bDim, c.hDim, c.qDim, std::optional<unsigned>(c.eDim)},
+      cast<RankedTensorType>(c.c2->getResult(0).getType()), oDims);
+  if (c.lse) {
+    Value lse =
+        toGraph(op.getLse(), {c.bDim, c.hDim, c.qDim},
+                cast<RankedTensorType>(c.lse->value.getType()), c.lse->dims);
+    b.replaceAllUsesWith(c.lse->value, lse);
+  }
+  return out;
+}
+
+Value Rewriter::toGraph(Value v, ArrayRef<std::optional<unsigned>> coords,
+                        RankedTensorType resType,
+                        ArrayRef<std::optional<unsigned>> resDims) {
+  // For each coordinate of `v`, the result dim that holds it.
   SmallVector<AffineExpr> exprs;
-  for (std::optional<unsigned> d : {c.bDim, c.hDim, c.qDim,
-                                    std::optional<unsigned>(c.eDim)}) {
+  for (std::optional<unsigned> d : coords) {
     AffineExpr e = getAffineConstantExpr(0, ctx);
-    for (auto [p, r] : llvm::enumerate(oMap.getResults())) {
-      unsigned pos = cast<AffineDimExpr>(r).getPosition();
+    for (auto [p, pos] : llvm::enumerate(resDims)) {
+      if (!pos)
+        continue;
       AffineExpr at = getAffineDimExpr(p, ctx);
-      if (d && pos == *d)
+      if (d && *pos == *d)
         e = at;
-      // The output row that folds two of the op's coordinates.
-      else if (d && c.split && pos == c.split->row && *d == c.split->outer)
+      // The graph's row that folds two of the op's coordinates.
+      else if (d && c.split && *pos == c.split->row && *d == c.split->outer)
         e = at.floorDiv(c.split->factor);
-      else if (d && c.split && pos == c.split->row && *d == c.split->inner)
+      else if (d && c.split && *pos == c.split->row && *d == c.split->inner)
         e = at % c.split->factor;
     }
     exprs.push_back(e);
   }
-  AffineMap readO = AffineMap::get(resType.getRank(), 0, exprs, ctx);
-  Value out = op.getOutput();
-  if (!(readO.isIdentity() && resType == outType)) {
-    Value init = tensor::EmptyOp::create(b, loc, resType.getShape(),
-                                         resType.getElementType());
-    SmallVector<utils::IteratorType> iters(resType.getRank(),
-                                           utils::IteratorType::parallel);
-    Type resElem = resType.getElementType();
-    out = linalg::GenericOp::create(
-              b, loc, TypeRange{resType}, ValueRange{out}, ValueRange{init},
-              ArrayRef<AffineMap>{readO,
-                                  b.getMultiDimIdentityMap(resType.getRank())},
-              iters,
-              [&](OpBuilder &nb, Location l, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, l, ValueRange{convertScalar(nb, l, a[0], resElem)});
-              })
-              .getResult(0);
-  }
-  return out;
+  AffineMap read = AffineMap::get(resType.getRank(), 0, exprs, ctx);
+  if (read.isIdentity() && resType == v.getType())
+    return v;
+  Value init = tensor::EmptyOp::create(b, loc, resType.getShape(),
+                                       resType.getElementType());
+  SmallVector<utils::IteratorType> iters(resType.getRank(),
+                                         utils::IteratorType::parallel);
+  Type resElem = resType.getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resType}, ValueRange{v}, ValueRange{init},
+             ArrayRef<AffineMap>{read,
+                                 b.getMultiDimIdentityMap(resType.getRank())},
+             iters,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{convertScalar(nb, l, a[0], resElem)});
+             })
+      .getResult(0);
 }
 
 

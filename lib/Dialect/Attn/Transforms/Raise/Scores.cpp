@@ -6,6 +6,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -66,141 +67,172 @@ LogicalResult Matcher::checkRegion(Term *t, Chain &chain, Operation *at) {
   return success();
 }
 
-/// Recognizes an index-only condition `k - q <= R` (and/or `k - q >= -L`) as
-/// a structural mask.
-LogicalResult Matcher::matchStructuralMask(Term *cond, Chain &chain) {
-  constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
-  int64_t lo = -kInf, hi = kInf; // bounds on rel = k - q
-  std::function<bool(Term *)> addConstraint = [&](Term *c) -> bool {
-    if (isOp<arith::AndIOp>(c))
-      return addConstraint(c->args[0]) && addConstraint(c->args[1]);
-    auto cmp = c->kind == Term::Op ? dyn_cast<arith::CmpIOp>(c->op) : nullptr;
-    if (!cmp)
-      return false;
-    // An integer term of index arithmetic as an affine expression.
-    std::function<AffineExpr(Term *)> affine = [&](Term *t) -> AffineExpr {
-      if (isOp<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp>(t))
-        return affine(t->args[0]);
-      if (t->kind == Term::Index)
-        return t->index;
-      if (isOp<arith::AddIOp, arith::SubIOp, arith::MulIOp>(t)) {
-        AffineExpr l = affine(t->args[0]), r = affine(t->args[1]);
-        if (!l || !r)
-          return AffineExpr();
-        if (isa<arith::AddIOp>(t->op))
-          return l + r;
-        if (isa<arith::SubIOp>(t->op))
-          return l - r;
-        if (!isa<AffineConstantExpr>(l) && !isa<AffineConstantExpr>(r))
-          return AffineExpr();
-        return l * r;
-      }
-      Attribute a;
-      Operation *def = t->kind == Term::Op ? t->op
-                       : t->kind == Term::Scalar ? t->scalar.getDefiningOp()
-                                                 : nullptr;
-      if (def && matchPattern(def, m_Constant(&a)))
-        if (auto i = dyn_cast<IntegerAttr>(a))
-          return getAffineConstantExpr(i.getInt(), ctx);
-      return AffineExpr();
-    };
-    AffineExpr l = affine(c->args[0]), r = affine(c->args[1]);
-    if (!l || !r || !chain.qDim)
-      return false;
-    // diff = l - r = a * (k - q) + c0 with a = +-1.
-    AffineExpr diff = simplify(l - r);
-    AffineExpr kE = getAffineDimExpr(chain.kDim, ctx),
-               qE = getAffineDimExpr(*chain.qDim, ctx);
-    int64_t sign = 0;
-    for (int64_t s : {1, -1}) {
-      AffineExpr rest = simplify(diff - (kE - qE) * s);
-      if (auto cst = dyn_cast<AffineConstantExpr>(rest)) {
-        sign = s;
-        int64_t c0 = cst.getValue();
-        // diff = sign * rel + c0; predicate on diff vs 0.
-        using P = arith::CmpIPredicate;
-        P pred = cmp.getPredicate();
-        if (sign < 0) // -rel + c0 <op> 0  <=>  rel <swapped op> c0
-          pred = pred == P::slt   ? P::sgt
-                 : pred == P::sle ? P::sge
-                 : pred == P::sgt ? P::slt
-                 : pred == P::sge ? P::sle
-                                  : pred;
-        int64_t bound = sign < 0 ? c0 : -c0; // rel <op> bound
-        switch (pred) {
-        case P::sle: hi = std::min(hi, bound); return true;
-        case P::slt: hi = std::min(hi, bound - 1); return true;
-        case P::sge: lo = std::max(lo, bound); return true;
-        case P::sgt: lo = std::max(lo, bound + 1); return true;
-        default: return false;
-        }
-      }
-    }
-    return false;
-  };
-  if (!addConstraint(cond))
-    return failure();
-  int64_t nq = size(*chain.qDim), nk = size(chain.kDim);
-  // rel = k - q in [lo, hi]. top_left: window (-lo, hi) with offset 0;
-  // bottom_right: rel' = rel - (nk - nq) in [lo - off, hi - off].
-  // Prefer a causal mask in either alignment, then a window.
-  for (int pass = 0; pass < 2; ++pass)
-  for (MaskAlignment al : {MaskAlignment::top_left, MaskAlignment::bottom_right}) {
-    int64_t off = al == MaskAlignment::bottom_right ? nk - nq : 0;
-    int64_t l = lo == -kInf ? kInf : off - lo;
-    int64_t r = hi == kInf ? kInf : hi - off;
-    if (l < 0 || r < 0)
-      continue;
-    if (al == MaskAlignment::bottom_right && off == 0)
-      continue;
-    if (pass == 0 && !(l == kInf && r == 0))
-      continue;
-    chain.alignment = al;
-    if (l == kInf && r == 0) {
-      chain.mask = MaskKind::causal;
-    } else {
-      chain.mask = MaskKind::sliding_window;
-      // An unbounded side is exactly a bound past the sequence.
-      chain.windowLeft = l == kInf ? nq + nk : l;
-      chain.windowRight = r == kInf ? nq + nk : r;
-    }
+LogicalResult Matcher::setStructuralMask(Window w, bool exact, Chain &chain) {
+  w = normalize(w);
+  chain.mask = MaskKind::none;
+  chain.alignment = MaskAlignment::top_left;
+  if (w.isFull())
     return success();
+  if (w.isEmpty())
+    return failure(exact); // no mask attribute hides every key
+  int64_t nq = chain.qDim ? size(*chain.qDim) : 1, nk = size(chain.kDim);
+  // rel = k - q in [lo, hi]. top_left: window (-lo, hi) with offset 0;
+  // bottom_right: rel - (nk - nq) in [lo - off, hi - off]. Prefer a causal
+  // mask in either alignment, then a window.
+  for (int pass = 0; pass < 3; ++pass)
+    for (MaskAlignment al :
+         {MaskAlignment::top_left, MaskAlignment::bottom_right}) {
+      int64_t off = al == MaskAlignment::bottom_right ? nk - nq : 0;
+      if (al == MaskAlignment::bottom_right && off == 0)
+        continue;
+      // An implied window may be widened to one the op states (it still
+      // shows every key the graph shows; the graph hides the rest itself).
+      int64_t lo = w.lo, hi = w.hi;
+      if (pass == 2) {
+        if (exact || al != MaskAlignment::top_left)
+          continue;
+        lo = std::min<int64_t>(lo, 0);
+        hi = std::max<int64_t>(hi, 0);
+      }
+      int64_t l = lo == -kUnbounded ? kUnbounded : off - lo;
+      int64_t r = hi == kUnbounded ? kUnbounded : hi - off;
+      if (l < 0 || r < 0)
+        continue;
+      bool causal = l == kUnbounded && r == 0;
+      if (pass == 0 && !causal)
+        continue;
+      chain.alignment = al;
+      if (causal) {
+        chain.mask = MaskKind::causal;
+      } else {
+        chain.mask = MaskKind::sliding_window;
+        // An unbounded side is exactly a bound past the sequence.
+        chain.windowLeft = l == kUnbounded ? nq + nk : l;
+        chain.windowRight = r == kUnbounded ? nq + nk : r;
+      }
+      return success();
+    }
+  return failure();
+}
+
+bool Matcher::isFiniteScoreFunction(Term *t) {
+  double c;
+  switch (t->kind) {
+  case Term::Leaf:
+    if (t->tensor == scoresValue)
+      return true;
+    [[fallthrough]];
+  case Term::Scalar:
+    return isConstTerm(t, &c) && std::isfinite(c);
+  case Term::Index:
+    return true;
+  case Term::Reduce:
+  case Term::Softmax:
+    return false;
+  case Term::Op:
+    if (isConstTerm(t, &c))
+      return std::isfinite(c);
+    if (getConstantTerm(t))
+      return isa<IntegerAttr>(getConstantTerm(t));
+    if (isOp<arith::DivFOp>(t))
+      return isFiniteScoreFunction(t->args[0]) &&
+             isConstTerm(t->args[1], &c) && std::isfinite(c) && c != 0.0;
+    if (!isOp<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::NegFOp,
+              arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+              arith::MinNumFOp, arith::ExtFOp, arith::TruncFOp,
+              arith::SIToFPOp, arith::UIToFPOp, arith::IndexCastOp,
+              arith::IndexCastUIOp, arith::AddIOp, arith::SubIOp,
+              arith::MulIOp, arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp,
+              math::TanhOp>(t))
+      return false;
+    return llvm::all_of(t->args,
+                        [&](Term *a) { return isFiniteScoreFunction(a); });
+  }
+  return false;
+}
+
+/// Tries the split with as many masks dropped for the structural mask as is
+/// exact, then fewer: `MaskDrop::None` is the split without (structural
+/// masks only where the graph's own -inf implies them).
+LogicalResult Matcher::splitScores(Chain &chain) {
+  current = &chain;
+  RaiseFailure saved = why;
+  for (MaskDrop drop : {MaskDrop::All, MaskDrop::NegInf, MaskDrop::None}) {
+    why = saved;
+    if (succeeded(splitScores(chain, drop)))
+      return success();
   }
   return failure();
 }
 
-/// T = select(keep | structural, T', -inf) ... ; T' = R + bias | R.
-LogicalResult Matcher::splitScores(Chain &chain) {
+/// T = select(keep | mask, T', hidden) ... ; T' = R + mask ... + bias | R.
+LogicalResult Matcher::splitScores(Chain &chain, MaskDrop drop) {
+  chain.region = nullptr;
+  chain.scale.reset();
+  chain.bias = chain.keep = nullptr;
+  chain.mask = MaskKind::none;
+  chain.alignment = MaskAlignment::top_left;
+  chain.windowLeft = chain.windowRight = 0;
+  chain.droppedMasks = 0;
   Term *t = chain.scores;
   Operation *c2op = chain.c2.getOperation();
   auto atOf = [&](Term *x) {
     return x->kind == Term::Op ? x->op->getParentOp() : c2op;
   };
-  auto isNegInf = [](Term *x) {
-    double c;
-    return isConstTerm(x, &c) && std::isinf(c) && c < 0;
+  // Where the graph's scores are -inf whatever else holds: the structural
+  // mask may hide that (implied), the terms stay.
+  Window implied = impliedWindow(t);
+  // The windows of the mask terms dropped: exactly 0 on the window and
+  // hidden outside it.
+  Window dropped;
+  bool finiteDropped = false;
+  auto dropMask = [&](const MaskInfo &mi) {
+    if (!mi.pure || drop == MaskDrop::None ||
+        (mi.finite && drop != MaskDrop::All))
+      return false;
+    dropped = intersect(dropped, mi.vis);
+    finiteDropped |= mi.finite;
+    ++chain.droppedMasks;
+    return true;
   };
-  // Selects with -inf at the top (applied last): keep mask or structural.
-  while (true) {
+  for (bool changed = true; changed;) {
+    changed = false;
     Term *s = stripCasts(t);
-    if (!isOp<arith::SelectOp>(s) || !isNegInf(stripCasts(s->args[2])))
-      break;
-    Term *cond = s->args[0];
-    bool indexOnly = !readsScores(cond, scoresValue);
-    std::function<bool(Term *)> noTensor = [&](Term *x) {
-      if (x->kind == Term::Leaf)
-        return false;
-      return llvm::all_of(x->args, noTensor);
-    };
-    if (cond->kind == Term::Leaf && cond->tensor != scoresValue &&
-        !chain.keep) {
-      chain.keep = cond;
-    } else if (indexOnly && noTensor(cond) && chain.mask == MaskKind::none &&
-               succeeded(matchStructuralMask(cond, chain))) {
-    } else {
-      break;
+    // select(c, T', hidden) or select(c, hidden, T'), applied last.
+    if (isOp<arith::SelectOp>(s)) {
+      bool finite = false;
+      int hiddenArg = isHiddenValue(s->args[2], &finite)   ? 2
+                      : isHiddenValue(s->args[1], &finite) ? 1
+                                                           : 0;
+      Term *cond = s->args[0];
+      if (hiddenArg && !readsScores(cond, scoresValue)) {
+        Term *rest = s->args[hiddenArg == 2 ? 1 : 2];
+        Window w = condWindow(cond, /*negate=*/hiddenArg == 1);
+        if (dropMask(MaskInfo{w, w.exact, finite})) {
+          t = rest;
+          changed = true;
+          continue;
+        }
+        // A boolean tensor, -inf where it is false: the keep mask.
+        if (!finite && hiddenArg == 2 && cond->kind == Term::Leaf &&
+            cond->tensor != scoresValue && !chain.keep) {
+          chain.keep = cond;
+          t = rest;
+          changed = true;
+          continue;
+        }
+      }
     }
-    t = s->args[1];
+    // T' + m with m a mask: 0 where it shows, hidden elsewhere.
+    if (isOp<arith::AddFOp>(s)) {
+      for (int i = 0; i < 2 && !changed; ++i) {
+        Term *m = s->args[1 - i];
+        if (!readsScores(m, scoresValue) && dropMask(maskInfo(m))) {
+          t = s->args[i];
+          changed = true;
+        }
+      }
+    }
   }
   // The bias: T' = R + f(bias) with bias a tensor not reading the scores.
   Term *s = stripCasts(t);
@@ -251,7 +283,27 @@ LogicalResult Matcher::splitScores(Chain &chain) {
   chain.region = t;
   if (!t->type.isF32() && !t->type.isF16() && !t->type.isBF16())
     return fail(atOf(t), "element-type", "the scores are not f16, bf16 or f32");
-  return success();
+  // A large negative hidden value is -inf only where the row's max comes
+  // from a visible finite score (exp underflows to exactly 0): every row
+  // must see a key, and nothing left (a keep mask, a bias, a tensor in the
+  // region) may hide the keys the dropped masks show.
+  if (finiteDropped) {
+    Window w = normalize(intersect(dropped, implied));
+    int64_t nq = chain.qDim ? size(*chain.qDim) : 1, nk = size(chain.kDim);
+    bool everyRowSeesAKey = !w.isEmpty() && w.hi >= 0 &&
+                            (w.lo == -kUnbounded || w.lo <= nk - nq);
+    if (!everyRowSeesAKey || chain.keep || chain.bias ||
+        !isFiniteScoreFunction(chain.region))
+      return failure();
+  }
+  if (chain.droppedMasks == 0)
+    return setStructuralMask(implied, /*exact=*/false, chain);
+  // The op must hide what the dropped masks hid, and may hide what the
+  // graph hides anyway.
+  if (succeeded(setStructuralMask(intersect(dropped, implied), true, chain)) ||
+      succeeded(setStructuralMask(dropped, true, chain)))
+    return success();
+  return failure();
 }
 
 } // namespace attnfuse::attn::raise

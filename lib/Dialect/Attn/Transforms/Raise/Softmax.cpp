@@ -169,6 +169,8 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
                 "the softmax numerator is not exp(x) or exp2(x * log2(e))");
   // X = T - max_k T, or T alone.
   chain.scores = x;
+  chain.rowSum = l;
+  chain.rowMax = nullptr;
   if (isOp<arith::SubFOp>(x)) {
     Term *m = stripCasts(x->args[1]);
     if (m->kind == Term::Reduce &&
@@ -195,6 +197,7 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
                     "the softmax max is not taken over the key axis of the "
                     "same scores");
       chain.scores = x->args[0];
+      chain.rowMax = m;
     }
   }
   return success();

@@ -61,8 +61,8 @@ AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
 
 /// The values `e` takes with every dim d in [0, sizes[d]); nullopt when
 /// unbounded or negative parts make it unknown.
-static std::optional<std::pair<int64_t, int64_t>>
-rangeOf(AffineExpr e, ArrayRef<int64_t> sizes) {
+std::optional<std::pair<int64_t, int64_t>> rangeOf(AffineExpr e,
+                                                   ArrayRef<int64_t> sizes) {
   using R = std::optional<std::pair<int64_t, int64_t>>;
   if (auto c = dyn_cast<AffineConstantExpr>(e))
     return std::make_pair(c.getValue(), c.getValue());
@@ -277,16 +277,72 @@ bool readsScores(Term *t, Value scores) {
   return llvm::any_of(t->args, [&](Term *a) { return readsScores(a, scores); });
 }
 
+/// An op whose result a mask producer is traced through (maskMode): an
+/// elementwise or broadcasting linalg op on tensors (no reduction, not a
+/// fill or contraction) or a reshape.
+static bool isMaskTraceable(Operation *def) {
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    return true;
+  auto lin = dyn_cast<linalg::LinalgOp>(def);
+  return lin && !isa<linalg::FillOp>(def) && lin.hasPureTensorSemantics() &&
+         lin.getNumReductionLoops() == 0 &&
+         llvm::none_of(lin->getOperandTypes(),
+                       [](Type t) { return !isa<RankedTensorType>(t); }) &&
+         llvm::none_of(lin.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
+Term *Matcher::traceProducer(Term *leaf) {
+  if (leaf->kind != Term::Leaf || leaf->tensor == scoresValue ||
+      getSplatLeaf(leaf))
+    return leaf;
+  auto key = std::make_pair(leaf->tensor, leaf->access);
+  if (auto it = producers.find(key); it != producers.end())
+    return it->second;
+  Operation *def = leaf->tensor.getDefiningOp();
+  Term *t = leaf;
+  if (def && !slice.contains(def) && isMaskTraceable(def)) {
+    RaiseFailure saved = why;
+    bool savedMode = maskMode;
+    maskMode = true;
+    t = traceTensor(leaf->tensor, leaf->access);
+    maskMode = savedMode;
+    why = saved;
+    if (!t)
+      t = leaf;
+  }
+  producers[key] = t;
+  return t;
+}
+
 Term *Matcher::traceTensor(Value v, AffineMap access) {
   Type elem = cast<ShapedType>(v.getType()).getElementType();
   Operation *def = v.getDefiningOp();
   // Only ops computing from the scores are looked through; anything else
-  // (Q-side ops, bias producers, fills) is a leaf.
-  if (!def || !slice.contains(def) || def == c2.getOperation()) {
+  // (Q-side ops, bias producers, fills) is a leaf. In maskMode, the
+  // producers of a mask tensor are looked through instead.
+  auto leaf = [&] {
     Term *t = make(Term::Leaf, elem);
     t->tensor = v;
     t->access = simplifyInRanges(access);
     return t;
+  };
+  if (!def || def == c2.getOperation() ||
+      (maskMode ? slice.contains(def) || !isMaskTraceable(def)
+                : !slice.contains(def)))
+    return leaf();
+  if (maskMode) {
+    // A producer that cannot be looked through is a leaf; the ops are not
+    // part of the chain.
+    RaiseFailure saved = why;
+    Term *t = nullptr;
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      t = traceTensor(def->getOperand(0),
+                      reshapeSourceAccess(def, access,
+                                          /*unitDimsAtZero=*/false));
+    else
+      t = traceLinalg(cast<linalg::LinalgOp>(def), cast<OpResult>(v), access);
+    why = saved;
+    return t ? t : leaf();
   }
   visited.insert(def);
   if (auto sm = dyn_cast<linalg::SoftmaxOp>(def)) {
@@ -330,9 +386,9 @@ Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
   // Other results must be dead (torch-mlir's row max also yields the
   // argmax, which nothing reads).
   if (!op.hasPureTensorSemantics() ||
-      llvm::any_of(op->getResults(), [&](OpResult r) {
-        return r != result && !r.use_empty();
-      })) {
+      (!maskMode && llvm::any_of(op->getResults(), [&](OpResult r) {
+         return r != result && !r.use_empty();
+       }))) {
     (void)fail(def, "unsupported-op",
                "a linalg op on tensors with another live result is not looked "
                "through");
@@ -421,6 +477,11 @@ Term *Matcher::traceScalar(Value s, linalg::LinalgOp op,
       return t;
     }
     OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (!isa<ShapedType>(operand.get().getType())) {
+      Term *t = make(Term::Scalar, s.getType());
+      t->scalar = operand.get();
+      return t;
+    }
     if (op.isDpsInit(&operand) && op.getNumReductionLoops() != 0) {
       (void)fail(op, "unsupported-reduction",
                  "the accumulator is read outside the combiner");
