@@ -18,7 +18,7 @@ and libcuda, one cuMemAlloc per tensor), --jobs at a time, each bounded by
   memcheck   exact buffer bounds (no guard bands)
   racecheck  --racecheck-report REPORT (hazard, analysis or all)
   synccheck
-  initcheck  --initcheck-address-space all, inputs inside unwritten guard
+  initcheck  global memory (CUDA 13.0's has no --initcheck-address-space), inputs inside unwritten guard
              bands, outputs left unwritten before the launch; every report is
              classified by its address (below)
 
@@ -170,7 +170,6 @@ def tool_command(a, tool, art, name, inputs, outputs):
     if tool == "racecheck":
         cmd += ["--racecheck-report", a.racecheck_report]
     if tool == "initcheck":
-        cmd += ["--initcheck-address-space", "all"]
         launcher += ["--guard", str(GUARD), "--no-fill"]
     return cmd + launcher
 
@@ -218,6 +217,9 @@ def parse_tool_log(text, tool):
                   r"\((\d+) errors?, (\d+) warnings?\)", text)
     if m:
         r["hazards"], r["hazard_errors"], r["hazard_warnings"] = map(int, m.groups())
+        # racecheck ends with its own summary, not ERROR SUMMARY.
+        if r["errors"] is None:
+            r["errors"] = r["hazard_errors"]
     r["internal_error"] = "Internal Sanitizer Error" in text
     r["launched"] = "ATTNFUSE_LAUNCH ok" in text
     m = re.search(r"^ATTNFUSE_LAUNCH error (.*)$", text, re.M)

@@ -181,8 +181,11 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
                                Value kb, Value stage,
                                SmallVector<Value> &tokens) {
   // 16-byte pieces: flat = tid + it * kThreads, row = flat / perRow,
-  // column = 8 (flat % perRow) (perRow = width / 8); the last round's excess
-  // threads repeat the last piece (same source, same destination). When
+  // column = 8 (flat % perRow) (perRow = width / 8); in a last round that
+  // not every thread has a piece for, the copy is predicated (a piece copied
+  // twice is a write-after-write race for racecheck, even of the same
+  // bytes), and its token is not tracked: cp.async.commit_group commits
+  // every earlier copy of the thread. When
   // kThreads is a multiple of perRow, the column is the same for every it
   // and the row grows by kThreads / perRow. Without a key tail only the
   // block index is clamped (to the last block: prefetches past the range
@@ -198,25 +201,36 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
   }
   for (int64_t it = 0, rounds = llvm::divideCeil(total, kThreads); it < rounds;
        ++it) {
-    Value row, col;
+    auto copy = [&](KB &x, Value row, Value col) {
+      Value kr = x.add(k0, row);
+      if (tail)
+        kr = x.min(kr, x.idx(plan.Nk - 1));
+      return nvgpu::DeviceAsyncCopyOp::create(
+          x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
+          ValueRange{stage, row, col}, src, ValueRange{bi, kvh, kr, col},
+          x.b.getIndexAttr(8), /*srcElements=*/Value(),
+          /*bypassL1=*/x.b.getUnitAttr());
+    };
     if (uniformColumn && (it + 1) * kThreads <= total) {
-      row = e.add(row0, e.idx(it * (kThreads / perRow)));
-      col = col0;
-    } else {
-      Value flat = e.add(tid, e.idx(it * kThreads));
-      if ((it + 1) * kThreads > total)
-        flat = e.min(flat, e.idx(total - 1));
-      row = e.divu(flat, perRow);
-      col = e.mul(e.remu(flat, perRow), e.idx(8));
+      tokens.push_back(
+          copy(e, e.add(row0, e.idx(it * (kThreads / perRow))), col0));
+      continue;
     }
-    Value kr = e.add(k0, row);
-    if (tail)
-      kr = e.min(kr, e.idx(plan.Nk - 1));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        e.b, e.loc, nvgpu::DeviceAsyncTokenType::get(e.b.getContext()), buf,
-        ValueRange{stage, row, col}, src, ValueRange{bi, kvh, kr, col},
-        e.b.getIndexAttr(8), /*srcElements=*/Value(),
-        /*bypassL1=*/e.b.getUnitAttr()));
+    Value flat = e.add(tid, e.idx(it * kThreads));
+    auto copyFlat = [&](KB &x) {
+      return copy(x, x.divu(flat, perRow),
+                  x.mul(x.remu(flat, perRow), x.idx(8)));
+    };
+    if ((it + 1) * kThreads <= total) {
+      tokens.push_back(copyFlat(e));
+      continue;
+    }
+    scf::IfOp::create(e.b, e.loc, e.ult(flat, e.idx(total)),
+                      [&](OpBuilder &nb, Location nl) {
+                        KB x{nb, nl};
+                        copyFlat(x);
+                        scf::YieldOp::create(nb, nl);
+                      });
   }
 }
 
@@ -377,15 +391,27 @@ void MmaSyncEmitter::emit() {
       for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e;
            ++it) {
         Value flat = k.add(tid, k.idx(it * kThreads));
-        if ((it + 1) * kThreads > total)
-          flat = k.min(flat, k.idx(total - 1));
-        Value row = k.divu(flat, perRow);
-        Value col = k.mul(k.remu(flat, perRow), k.idx(8));
-        Value qr = k.min(k.add(q0, row), k.idx(plan.Nq - 1));
-        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, tokenType, qBuf, ValueRange{k.idx(0), row, col}, q,
-            ValueRange{bi, hi, qr, col}, b.getIndexAttr(8), Value(),
-            b.getUnitAttr()));
+        auto copy = [&](KB &x) {
+          Value row = x.divu(flat, perRow);
+          Value col = x.mul(x.remu(flat, perRow), x.idx(8));
+          Value qr = x.min(x.add(q0, row), x.idx(plan.Nq - 1));
+          return nvgpu::DeviceAsyncCopyOp::create(
+              x.b, x.loc, tokenType, qBuf, ValueRange{x.idx(0), row, col}, q,
+              ValueRange{bi, hi, qr, col}, x.b.getIndexAttr(8), Value(),
+              x.b.getUnitAttr());
+        };
+        if ((it + 1) * kThreads <= total) {
+          tokens.push_back(copy(k));
+          continue;
+        }
+        // The last round's threads past the end copy nothing (see
+        // copyBlock).
+        scf::IfOp::create(b, loc, k.ult(flat, k.idx(total)),
+                          [&](OpBuilder &nb, Location nl) {
+                            KB x{nb, nl};
+                            copy(x);
+                            scf::YieldOp::create(nb, nl);
+                          });
       }
     }
     Value group;
