@@ -285,6 +285,11 @@ SANITIZE += [
     san("mma_bf16_d64_plain_bq64", MMA64, Nq=150),
     san("mma_f16_d128_bias_dropout_bq64", MMA64, dtype="f16", D=128,
         bias=("f16", "1HQK"), dropout=0.17),
+    # Padded head dims: zero stores into the K/V stages and Q (two tiles per
+    # warp) and predicated partial copy rounds.
+    san("mma_f16_d40_tails", MMA, dtype="f16", Nq=90, D=40),
+    san("mma_bf16_d72_dv40_causal_br", MMA, Nq=70, D=72, Dv=40,
+        mask="causal", align="bottom_right"),
 ]
 
 ALL = CHECK + BENCH + SWEEP + SANITIZE

@@ -352,41 +352,45 @@ void MmaSyncEmitter::emit() {
   {
     // Padded head dims: zeros in the padding columns [D, Dp) of every K
     // (and Q) row and [Dv, Dvp) of every V row, for good (the copies write
-    // only the true columns); the prologue's barrier publishes them.
-    auto zeroPadding = [&](Value buf, int64_t rows, int64_t from,
-                           int64_t to) {
+    // only the true columns); the prologue's barrier publishes them. One
+    // 16-byte store per row of `stages` x `rows` (threads past the last row
+    // store nothing: no write-after-write).
+    auto zeroPadding = [&](Value buf, int64_t stages, int64_t rows,
+                           int64_t from, int64_t to) {
       if (from == to)
         return;
       auto zeros = VectorType::get({to - from}, elt);
       Value zero = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-      for (int64_t it = 0, e = llvm::divideCeil(rows, kThreads); it < e; ++it) {
+      auto store = [&](KB &x, Value flat) {
+        vector::StoreOp::create(
+            x.b, x.loc, zero, buf,
+            ValueRange{x.divu(flat, rows), x.remu(flat, rows), x.idx(from)},
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
+      };
+      int64_t total = stages * rows;
+      for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e;
+           ++it) {
         Value flat = k.add(tid, k.idx(it * kThreads));
-        if ((it + 1) * kThreads > rows)
-          flat = k.min(flat, k.idx(rows - 1));
-        Value stage = k.divu(flat, kBK), row = k.remu(flat, kBK);
-        vector::StoreOp::create(b, loc, zero, buf,
-                                ValueRange{stage, row, k.idx(from)},
-                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        if ((it + 1) * kThreads <= total) {
+          store(k, flat);
+          continue;
+        }
+        scf::IfOp::create(b, loc, k.ult(flat, k.idx(total)),
+                          [&](OpBuilder &nb, Location nl) {
+                            KB x{nb, nl};
+                            store(x, flat);
+                            scf::YieldOp::create(nb, nl);
+                          });
       }
     };
-    zeroPadding(kBuf, kStages * kBK, D, Dp);
-    zeroPadding(vBuf, kStages * kBK, Dv, Dvp);
-    if (qInSmem && D != Dp) {
-      auto zeros = VectorType::get({Dp - D}, elt);
-      Value zero = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-      for (int64_t it = 0, e = llvm::divideCeil(kBQ, kThreads); it < e; ++it) {
-        Value row = k.min(k.add(tid, k.idx(it * kThreads)), k.idx(kBQ - 1));
-        vector::StoreOp::create(b, loc, zero, qBuf,
-                                ValueRange{k.idx(0), row, k.idx(D)},
-                                /*nontemporal=*/false, llvm::MaybeAlign(16));
-      }
-    }
+    zeroPadding(kBuf, kStages, kBK, D, Dp);
+    zeroPadding(vBuf, kStages, kBK, Dv, Dvp);
+    if (qInSmem)
+      zeroPadding(qBuf, 1, kBQ, D, Dp);
     SmallVector<Value> tokens;
     if (qInSmem) {
-      // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces (the
-      // last round's excess threads repeat the last piece).
+      // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces.
       int64_t perRow = D / 8, total = kBQ * perRow;
       for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e;
            ++it) {
