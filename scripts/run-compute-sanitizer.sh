@@ -10,6 +10,7 @@
 #
 # Usage: scripts/run-compute-sanitizer.sh [ARTIFACTS (default .gpu-sanitize)]
 #          [sanitize.py options: --jobs N (8), --timeout S per launch (90),
+#           --budget S (no launch starts after S s of wall time),
 #           --tools memcheck,racecheck,..., --family F,
 #           --racecheck-report hazard|analysis|all (all), --strict]
 # (TOOLS="memcheck racecheck" also selects tools.) Writes summary.txt,

@@ -46,8 +46,8 @@ OUT/summary.json (every run: counts, classes, times) and OUT/logs.tar.xz
 (--keep keeps it). Exit status 1 if any run fails.
 
 usage: sanitize.py [ARTIFACTS] [--out DIR] [--tools T,T] [--family F]
-                   [--jobs N] [--timeout S] [--racecheck-report R] [--strict]
-                   [--keep]
+                   [--jobs N] [--timeout S] [--budget S]
+                   [--racecheck-report R] [--strict] [--keep]
 """
 import argparse
 import concurrent.futures
@@ -320,6 +320,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=90,
                     help="seconds per sanitized launch (default 90)")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds of wall time after which no further "
+                         "sanitized launch starts (those are reported as "
+                         "not run; default 0: no limit)")
     ap.add_argument("--racecheck-report", default="all",
                     choices=["hazard", "analysis", "all"])
     ap.add_argument("--strict", action="store_true",
@@ -371,6 +375,10 @@ def main():
     def run_tool(job):
         tool, c = job
         name = c["name"]
+        if a.budget and time.time() - start > a.budget:
+            results[tool][name] = dict(family=gpu_configs.family(c), ok=False,
+                                       seconds=0, why="not run: --budget spent")
+            return
         inputs = os.path.join(out, "inputs", name)
         outputs = os.path.join(out, tool, name)
         log = os.path.join(out, "logs", tool, name + ".log")
