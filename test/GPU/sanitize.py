@@ -47,7 +47,8 @@ OUT/summary.json (every run: counts, classes, times) and OUT/logs.tar.xz
 
 usage: sanitize.py [ARTIFACTS] [--out DIR] [--tools T,T] [--family F]
                    [--jobs N] [--timeout S] [--budget S]
-                   [--racecheck-report R] [--strict] [--keep]
+                   [--racecheck-report R] [--tool-args TOOL:ARGS]
+                   [--strict] [--keep]
 """
 import argparse
 import concurrent.futures
@@ -167,6 +168,10 @@ def tool_command(a, tool, art, name, inputs, outputs):
            "--show-backtrace", "device"]
     launcher = [sys.executable, LAUNCHER, os.path.join(art, name + ".json"),
                 inputs, outputs]
+    for extra in a.tool_args:
+        which, _, args = extra.partition(":")
+        if which == tool:
+            cmd += args.split()
     if tool == "racecheck":
         cmd += ["--racecheck-report", a.racecheck_report]
     if tool == "initcheck":
@@ -326,6 +331,11 @@ def main():
                          "not run; default 0: no limit)")
     ap.add_argument("--racecheck-report", default="all",
                     choices=["hazard", "analysis", "all"])
+    ap.add_argument("--tool-args", action="append", default=[],
+                    metavar="TOOL:ARGS",
+                    help="more compute-sanitizer options for one tool, e.g. "
+                         "'racecheck:--racecheck-memcpy-async no' "
+                         "(repeatable)")
     ap.add_argument("--strict", action="store_true",
                     help="racecheck warnings fail too")
     ap.add_argument("--keep", action="store_true",
