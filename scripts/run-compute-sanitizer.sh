@@ -10,8 +10,10 @@
 #
 # Usage: scripts/run-compute-sanitizer.sh [ARTIFACTS (default .gpu-sanitize)]
 #          [sanitize.py options: --jobs N (8), --timeout S per launch (90),
+#           --budget S (no launch starts after S s of wall time),
 #           --tools memcheck,racecheck,..., --family F,
-#           --racecheck-report hazard|analysis|all (all), --strict]
+#           --racecheck-report hazard|analysis|all (all), --strict,
+#           --tool-args 'racecheck:--racecheck-memcpy-async no']
 # (TOOLS="memcheck racecheck" also selects tools.) Writes summary.txt,
 # summary.json and logs.tar.xz to $OUT (default ./sanitizer-out); prints one
 # line per tool and family and a total; exit status 1 if any run fails.

@@ -46,8 +46,9 @@ OUT/summary.json (every run: counts, classes, times) and OUT/logs.tar.xz
 (--keep keeps it). Exit status 1 if any run fails.
 
 usage: sanitize.py [ARTIFACTS] [--out DIR] [--tools T,T] [--family F]
-                   [--jobs N] [--timeout S] [--racecheck-report R] [--strict]
-                   [--keep]
+                   [--jobs N] [--timeout S] [--budget S]
+                   [--racecheck-report R] [--tool-args TOOL:ARGS]
+                   [--strict] [--keep]
 """
 import argparse
 import concurrent.futures
@@ -167,6 +168,10 @@ def tool_command(a, tool, art, name, inputs, outputs):
            "--show-backtrace", "device"]
     launcher = [sys.executable, LAUNCHER, os.path.join(art, name + ".json"),
                 inputs, outputs]
+    for extra in a.tool_args:
+        which, _, args = extra.partition(":")
+        if which == tool:
+            cmd += args.split()
     if tool == "racecheck":
         cmd += ["--racecheck-report", a.racecheck_report]
     if tool == "initcheck":
@@ -322,8 +327,17 @@ def main():
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=90,
                     help="seconds per sanitized launch (default 90)")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds of wall time after which no further "
+                         "sanitized launch starts (those are reported as "
+                         "not run; default 0: no limit)")
     ap.add_argument("--racecheck-report", default="all",
                     choices=["hazard", "analysis", "all"])
+    ap.add_argument("--tool-args", action="append", default=[],
+                    metavar="TOOL:ARGS",
+                    help="more compute-sanitizer options for one tool, e.g. "
+                         "'racecheck:--racecheck-memcpy-async no' "
+                         "(repeatable)")
     ap.add_argument("--strict", action="store_true",
                     help="racecheck warnings fail too")
     ap.add_argument("--keep", action="store_true",
@@ -373,6 +387,10 @@ def main():
     def run_tool(job):
         tool, c = job
         name = c["name"]
+        if a.budget and time.time() - start > a.budget:
+            results[tool][name] = dict(family=gpu_configs.family(c), ok=False,
+                                       seconds=0, why="not run: --budget spent")
+            return
         inputs = os.path.join(out, "inputs", name)
         outputs = os.path.join(out, tool, name)
         log = os.path.join(out, "logs", tool, name + ".log")
