@@ -117,6 +117,16 @@ public:
   void emit();
 
 private:
+  /// Spreads `total` items over the CTA's threads, item tid + it * kThreads
+  /// in round it, and emits each with `fn(x, it)`, which returns its
+  /// cp.async token (pushed to `tokens` when given) or null. A last round
+  /// that not every thread has an item for runs `fn` under scf.if
+  /// (item < total) and leaves its token untracked: repeating an item would
+  /// be a write-after-write race (racecheck, even of the same bytes), and
+  /// cp.async.commit_group commits every earlier copy of the thread.
+  void forEachItem(KB &k, int64_t total,
+                   function_ref<Value(KB &, int64_t)> fn,
+                   SmallVector<Value> *tokens = nullptr);
   /// Issues the cp.async copies of key block `kb` (rows clamped to Nk - 1)
   /// into stage `stage` of `buf`, and returns their tokens.
   void copyBlock(KB &e, Value src, Value buf, int64_t width, Value kb,
@@ -177,20 +187,36 @@ SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
   return regs;
 }
 
+void MmaSyncEmitter::forEachItem(KB &k, int64_t total,
+                                 function_ref<Value(KB &, int64_t)> fn,
+                                 SmallVector<Value> *tokens) {
+  for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e; ++it) {
+    if ((it + 1) * kThreads <= total) {
+      Value token = fn(k, it);
+      if (tokens && token)
+        tokens->push_back(token);
+      continue;
+    }
+    Value item = k.add(tid, k.idx(it * kThreads));
+    scf::IfOp::create(k.b, k.loc, k.ult(item, k.idx(total)),
+                      [&](OpBuilder &nb, Location nl) {
+                        KB x{nb, nl};
+                        fn(x, it);
+                        scf::YieldOp::create(nb, nl);
+                      });
+  }
+}
+
 void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
                                Value kb, Value stage,
                                SmallVector<Value> &tokens) {
-  // 16-byte pieces: flat = tid + it * kThreads, row = flat / perRow,
-  // column = 8 (flat % perRow) (perRow = width / 8); in a last round that
-  // not every thread has a piece for, the copy is predicated (a piece copied
-  // twice is a write-after-write race for racecheck, even of the same
-  // bytes), and its token is not tracked: cp.async.commit_group commits
-  // every earlier copy of the thread. When
-  // kThreads is a multiple of perRow, the column is the same for every it
-  // and the row grows by kThreads / perRow. Without a key tail only the
-  // block index is clamped (to the last block: prefetches past the range
-  // re-read it), so that the pieces' global addresses are one pointer plus
-  // constant offsets; with a tail each row is clamped to Nk - 1.
+  // 16-byte pieces (forEachItem): flat = tid + it * kThreads,
+  // row = flat / perRow, column = 8 (flat % perRow) (perRow = width / 8).
+  // When kThreads is a multiple of perRow, the column is the same for every
+  // full round and the row grows by kThreads / perRow. Without a key tail
+  // only the block index is clamped (to the last block: prefetches past the
+  // range re-read it), so that the pieces' global addresses are one pointer
+  // plus constant offsets; with a tail each row is clamped to Nk - 1.
   int64_t perRow = width / 8, total = kBK * perRow;
   Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
   bool uniformColumn = kThreads % perRow == 0;
@@ -199,39 +225,26 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
     row0 = e.divu(tid, perRow);
     col0 = e.mul(e.remu(tid, perRow), e.idx(8));
   }
-  for (int64_t it = 0, rounds = llvm::divideCeil(total, kThreads); it < rounds;
-       ++it) {
-    auto copy = [&](KB &x, Value row, Value col) {
-      Value kr = x.add(k0, row);
-      if (tail)
-        kr = x.min(kr, x.idx(plan.Nk - 1));
-      return nvgpu::DeviceAsyncCopyOp::create(
-          x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
-          ValueRange{stage, row, col}, src, ValueRange{bi, kvh, kr, col},
-          x.b.getIndexAttr(8), /*srcElements=*/Value(),
-          /*bypassL1=*/x.b.getUnitAttr());
-    };
-    if (uniformColumn && (it + 1) * kThreads <= total) {
-      tokens.push_back(
-          copy(e, e.add(row0, e.idx(it * (kThreads / perRow))), col0));
-      continue;
-    }
-    Value flat = e.add(tid, e.idx(it * kThreads));
-    auto copyFlat = [&](KB &x) {
-      return copy(x, x.divu(flat, perRow),
-                  x.mul(x.remu(flat, perRow), x.idx(8)));
-    };
-    if ((it + 1) * kThreads <= total) {
-      tokens.push_back(copyFlat(e));
-      continue;
-    }
-    scf::IfOp::create(e.b, e.loc, e.ult(flat, e.idx(total)),
-                      [&](OpBuilder &nb, Location nl) {
-                        KB x{nb, nl};
-                        copyFlat(x);
-                        scf::YieldOp::create(nb, nl);
-                      });
-  }
+  auto copy = [&](KB &x, Value row, Value col) {
+    Value kr = x.add(k0, row);
+    if (tail)
+      kr = x.min(kr, x.idx(plan.Nk - 1));
+    return nvgpu::DeviceAsyncCopyOp::create(
+        x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
+        ValueRange{stage, row, col}, src, ValueRange{bi, kvh, kr, col},
+        x.b.getIndexAttr(8), /*srcElements=*/Value(),
+        /*bypassL1=*/x.b.getUnitAttr());
+  };
+  forEachItem(
+      e, total,
+      [&](KB &x, int64_t it) -> Value {
+        if (uniformColumn && (it + 1) * kThreads <= total)
+          return copy(x, x.add(row0, x.idx(it * (kThreads / perRow))), col0);
+        Value flat = x.add(tid, x.idx(it * kThreads));
+        return copy(x, x.divu(flat, perRow),
+                    x.mul(x.remu(flat, perRow), x.idx(8)));
+      },
+      &tokens);
 }
 
 void MmaSyncEmitter::emit() {
@@ -362,27 +375,14 @@ void MmaSyncEmitter::emit() {
       auto zeros = VectorType::get({to - from}, elt);
       Value zero = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-      auto store = [&](KB &x, Value flat) {
+      forEachItem(k, stages * rows, [&](KB &x, int64_t it) -> Value {
+        Value flat = x.add(tid, x.idx(it * kThreads));
         vector::StoreOp::create(
             x.b, x.loc, zero, buf,
             ValueRange{x.divu(flat, rows), x.remu(flat, rows), x.idx(from)},
             /*nontemporal=*/false, llvm::MaybeAlign(16));
-      };
-      int64_t total = stages * rows;
-      for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e;
-           ++it) {
-        Value flat = k.add(tid, k.idx(it * kThreads));
-        if ((it + 1) * kThreads <= total) {
-          store(k, flat);
-          continue;
-        }
-        scf::IfOp::create(b, loc, k.ult(flat, k.idx(total)),
-                          [&](OpBuilder &nb, Location nl) {
-                            KB x{nb, nl};
-                            store(x, flat);
-                            scf::YieldOp::create(nb, nl);
-                          });
-      }
+        return Value();
+      });
     };
     zeroPadding(kBuf, kStages, kBK, D, Dp);
     zeroPadding(vBuf, kStages, kBK, Dv, Dvp);
@@ -391,32 +391,20 @@ void MmaSyncEmitter::emit() {
     SmallVector<Value> tokens;
     if (qInSmem) {
       // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces.
-      int64_t perRow = D / 8, total = kBQ * perRow;
-      for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e;
-           ++it) {
-        Value flat = k.add(tid, k.idx(it * kThreads));
-        auto copy = [&](KB &x) {
-          Value row = x.divu(flat, perRow);
-          Value col = x.mul(x.remu(flat, perRow), x.idx(8));
-          Value qr = x.min(x.add(q0, row), x.idx(plan.Nq - 1));
-          return nvgpu::DeviceAsyncCopyOp::create(
-              x.b, x.loc, tokenType, qBuf, ValueRange{x.idx(0), row, col}, q,
-              ValueRange{bi, hi, qr, col}, x.b.getIndexAttr(8), Value(),
-              x.b.getUnitAttr());
-        };
-        if ((it + 1) * kThreads <= total) {
-          tokens.push_back(copy(k));
-          continue;
-        }
-        // The last round's threads past the end copy nothing (see
-        // copyBlock).
-        scf::IfOp::create(b, loc, k.ult(flat, k.idx(total)),
-                          [&](OpBuilder &nb, Location nl) {
-                            KB x{nb, nl};
-                            copy(x);
-                            scf::YieldOp::create(nb, nl);
-                          });
-      }
+      int64_t perRow = D / 8;
+      forEachItem(
+          k, kBQ * perRow,
+          [&](KB &x, int64_t it) -> Value {
+            Value flat = x.add(tid, x.idx(it * kThreads));
+            Value row = x.divu(flat, perRow);
+            Value col = x.mul(x.remu(flat, perRow), x.idx(8));
+            Value qr = x.min(x.add(q0, row), x.idx(plan.Nq - 1));
+            return nvgpu::DeviceAsyncCopyOp::create(
+                x.b, x.loc, tokenType, qBuf, ValueRange{x.idx(0), row, col},
+                q, ValueRange{bi, hi, qr, col}, x.b.getIndexAttr(8), Value(),
+                x.b.getUnitAttr());
+          },
+          &tokens);
     }
     Value group;
     for (int64_t st = 0; st < kStages - 1; ++st) {
