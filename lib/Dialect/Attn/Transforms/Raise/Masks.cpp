@@ -127,32 +127,6 @@ static Pred swapSides(Pred p) {
   }
 }
 
-static Pred invert(Pred p) {
-  switch (p) {
-  case Pred::slt:
-    return Pred::sge;
-  case Pred::sle:
-    return Pred::sgt;
-  case Pred::sgt:
-    return Pred::sle;
-  case Pred::sge:
-    return Pred::slt;
-  case Pred::ult:
-    return Pred::uge;
-  case Pred::ule:
-    return Pred::ugt;
-  case Pred::ugt:
-    return Pred::ule;
-  case Pred::uge:
-    return Pred::ult;
-  case Pred::eq:
-    return Pred::ne;
-  case Pred::ne:
-    return Pred::eq;
-  }
-  return p;
-}
-
 static Pred toSigned(Pred p) {
   switch (p) {
   case Pred::ult:
@@ -526,7 +500,7 @@ Window Matcher::condWindow(Term *c, bool negate) {
     return condWindow(x, negate != !isTrueWhenX);
   }
   if (negate)
-    pred = invert(pred);
+    pred = arith::invertPredicate(pred);
   // |x| against a constant: `|q - k| <= w` (ModernBERT's local window),
   // written `math.absi(x)` or `maxsi(x, 0 - x)` (tosa.abs).
   auto asAbs = [&](Term *a,
