@@ -498,12 +498,19 @@ static FailureOr<bool> runMain() {
     return failure();
   if (needReference && !referenceFirst && failed(runReference()))
     return failure();
-  if (needF64) {
+  // The function's results in fp64 (`how`), into `out`.
+  auto evaluateInto = [&](SmallVector<HostTensor> &out,
+                          Evaluation how) -> LogicalResult {
     FailureOr<SmallVector<HostTensor>> results =
-        evaluate(*module, funcName, Evaluation::F64, inputs);
+        evaluate(*module, funcName, how, inputs);
     if (failed(results))
       return failure();
-    f64 = std::move(*results);
+    out = std::move(*results);
+    return success();
+  };
+  if (needF64) {
+    if (failed(evaluateInto(f64, Evaluation::F64)))
+      return failure();
     if (!dumpF64.empty() && failed(dumpTensors(dumpF64, "result", f64)))
       return failure();
   }
@@ -518,20 +525,11 @@ static FailureOr<bool> runMain() {
   // only when a comparison would fail without it.
   SmallVector<HostTensor> f64Stored;
   auto storageFloor = [&](size_t i) -> FailureOr<double> {
-    if (f64.empty()) {
-      FailureOr<SmallVector<HostTensor>> results =
-          evaluate(*module, funcName, Evaluation::F64, inputs);
-      if (failed(results))
-        return failure();
-      f64 = std::move(*results);
-    }
-    if (f64Stored.empty()) {
-      FailureOr<SmallVector<HostTensor>> results =
-          evaluate(*module, funcName, Evaluation::F64Stored, inputs);
-      if (failed(results))
-        return failure();
-      f64Stored = std::move(*results);
-    }
+    if (f64.empty() && failed(evaluateInto(f64, Evaluation::F64)))
+      return failure();
+    if (f64Stored.empty() &&
+        failed(evaluateInto(f64Stored, Evaluation::F64Stored)))
+      return failure();
     double floor = 0;
     if (isFloat(f64[i].getKind()))
       for (int64_t j = 0, e = f64[i].getNumElements(); j < e; ++j) {
