@@ -11,7 +11,8 @@ SOFTCAP = 30.0
 # The kernel families of convert-attn-to-gpu, by the option that selects
 # each: the GPU sweep (role sweep) and scripts/run-compute-sanitizer.sh cover
 # every family listed here. A new family needs its check configurations too.
-FAMILIES = {"simt": "mma=simt", "mma_sync": "mma=mma_sync"}
+FAMILIES = {"simt": "mma=simt", "mma_sync": "mma=mma_sync",
+            "wgmma": "mma=wgmma"}
 
 
 def family(c):
@@ -123,6 +124,26 @@ for c in [c for c in CHECK
     CHECK.append(dict(c, name=c["name"] + "_bq64", opts=MMA64))
 
 
+# The wgmma (sm_90a) family with its defaults: every mma_sync configuration
+# that runs with the family's defaults (masks, GQA/MQA, bias, keep mask,
+# score_mod, dropout, tails, empty rows, head dims 32..256 with Dqk != Dv and
+# padded dims), then its own options (3 warpgroups, 3-4 stages, block-k).
+WGMMA = "mma=wgmma"
+CHECK += [dict(c, name=c["name"].removesuffix("_mma") + "_wgmma", opts=WGMMA)
+          for c in list(CHECK) if c["opts"] == MMA]
+CHECK += [
+    cfg("bf16_d64_causal_br_gqa_w12_wgmma", Hq=8, Hkv=2, Nq=300, Nk=500,
+        mask="causal", align="bottom_right", opts=WGMMA + " warps=12"),
+    cfg("f16_d128_tails_s3_bk64_wgmma", dtype="f16", Nq=113, Nk=203, D=128,
+        opts=WGMMA + " stages=3 block-k=64"),
+    cfg("bf16_d128_window_s4_bk32_wgmma", Nq=384, D=128,
+        mask="sliding_window", window=(64, 16),
+        opts=WGMMA + " stages=4 block-k=32"),
+    cfg("bf16_d96_bias_dropout_bk96_wgmma", Nq=200, Nk=333, D=96,
+        bias=("bf16", "1HQK"), dropout=0.17, opts=WGMMA + " block-k=96"),
+]
+
+
 def bench_cfg(name, d, n, causal, role="bench", opts=MMA, **kw):
     """B * N = 16k tokens, hidden 2048 (H = 2048 / d)."""
     return cfg(name, B=16384 // n, Hq=2048 // d, Nq=n, D=d,
@@ -163,6 +184,12 @@ for c in (0, 1):
         for n in (4096, 16384):
             BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_s3", d, n, c,
                                    role="variant", opts=MMA + " stages=3"))
+# The wgmma family on the benchmark's grid and head dims.
+for d, n in [(d, n) for d in (64, 128) for n in (1024, 4096, 16384)] + [
+        (256, 4096), (40, 4096), (72, 4096), (80, 4096), (96, 4096)]:
+    for c in (0, 1):
+        BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_wgmma", d, n, c,
+                               role="variant", opts=WGMMA))
 BENCH += [
     bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1, role="variant",
               score_mod="softcap"),
@@ -242,7 +269,7 @@ def san(name, opts, **kw):
 
 SIMT = "mma=simt"
 SANITIZE = []
-for fam, fam_opts in (("simt", SIMT), ("mma", MMA)):
+for fam, fam_opts in (("simt", SIMT), ("mma", MMA), ("wgmma", WGMMA)):
     SANITIZE += [
         san(f"{fam}_f16_d64_tails", fam_opts, dtype="f16"),
         san(f"{fam}_bf16_d128_causal_br_gqa", fam_opts, Hq=4, Hkv=2, Nq=70,

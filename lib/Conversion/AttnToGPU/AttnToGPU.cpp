@@ -2,7 +2,7 @@
 //
 // Generates, for each attn.attention, one fused FlashAttention forward kernel
 // (gpu.func) and its launch (gpu.launch_func). The kernel body belongs to an
-// instruction family (KernelFamily.h: simt, mma_sync); this file builds the
+// instruction family (KernelFamily.h: simt, mma_sync, wgmma); this file builds the
 // op's KernelPlan, picks the family (with the fallback remark), checks what
 // every family shares (shapes, element types, captures, the grid) and writes
 // the host side: the operands as buffers, O and lse allocated, the launch.
@@ -91,14 +91,16 @@ LaunchShape KernelFamily::getLaunchShape(const KernelPlan &plan) const {
 }
 
 const KernelFamily *attnfuse::gpu_kernels::lookupKernelFamily(StringRef name) {
-  for (const KernelFamily *family : {&getMmaSyncFamily(), &getSimtFamily()})
+  for (const KernelFamily *family :
+       {&getWgmmaFamily(), &getMmaSyncFamily(), &getSimtFamily()})
     if (family->getName() == name)
       return family;
   return nullptr;
 }
 
 std::string attnfuse::gpu_kernels::getKernelFamilyNames() {
-  return (getSimtFamily().getName() + ", " + getMmaSyncFamily().getName())
+  return (getSimtFamily().getName() + ", " + getMmaSyncFamily().getName() +
+          ", " + getWgmmaFamily().getName())
       .str();
 }
 

@@ -10,9 +10,10 @@
 //
 //   simt      SimtKernel.cpp      f32 FMAs on CUDA cores, any element type
 //   mma_sync  MmaSyncKernel.cpp   sm_80+ warp-level mma.sync m16n8k16
+//   wgmma     WgmmaKernel.cpp     sm_90a warpgroup-level wgmma.mma_async
 //
 // The tensor-core families share the online softmax on accumulator
-// fragments (Fragments.h). Internal to lib/Conversion/AttnToGPU.
+// fragments (Fragments.h) and the CTA-level staging (Staging.h). Internal to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELFAMILY_H
@@ -67,6 +68,7 @@ std::string getKernelFamilyNames();
 
 const KernelFamily &getSimtFamily();
 const KernelFamily &getMmaSyncFamily();
+const KernelFamily &getWgmmaFamily();
 
 } // namespace attnfuse::gpu_kernels
 

@@ -50,6 +50,7 @@
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 #include "KernelFamily.h"
+#include "Staging.h"
 
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
@@ -117,16 +118,6 @@ public:
   void emit();
 
 private:
-  /// Spreads `total` items over the CTA's threads, item tid + it * kThreads
-  /// in round it, and emits each with `fn(x, it)`, which returns its
-  /// cp.async token (pushed to `tokens` when given) or null. A last round
-  /// that not every thread has an item for runs `fn` under scf.if
-  /// (item < total) and leaves its token untracked: repeating an item would
-  /// be a write-after-write race (racecheck, even of the same bytes), and
-  /// cp.async.commit_group commits every earlier copy of the thread.
-  void forEachItem(KB &k, int64_t total,
-                   function_ref<Value(KB &, int64_t)> fn,
-                   SmallVector<Value> *tokens = nullptr);
   /// Issues the cp.async copies of key block `kb` (rows clamped to Nk - 1)
   /// into stage `stage` of `buf`, and returns their tokens.
   void copyBlock(KB &e, Value src, Value buf, int64_t width, Value kb,
@@ -187,26 +178,6 @@ SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
   return regs;
 }
 
-void MmaSyncEmitter::forEachItem(KB &k, int64_t total,
-                                 function_ref<Value(KB &, int64_t)> fn,
-                                 SmallVector<Value> *tokens) {
-  for (int64_t it = 0, e = llvm::divideCeil(total, kThreads); it < e; ++it) {
-    if ((it + 1) * kThreads <= total) {
-      Value token = fn(k, it);
-      if (tokens && token)
-        tokens->push_back(token);
-      continue;
-    }
-    Value item = k.add(tid, k.idx(it * kThreads));
-    scf::IfOp::create(k.b, k.loc, k.ult(item, k.idx(total)),
-                      [&](OpBuilder &nb, Location nl) {
-                        KB x{nb, nl};
-                        fn(x, it);
-                        scf::YieldOp::create(nb, nl);
-                      });
-  }
-}
-
 void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
                                Value kb, Value stage,
                                SmallVector<Value> &tokens) {
@@ -236,7 +207,7 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
         /*bypassL1=*/x.b.getUnitAttr());
   };
   forEachItem(
-      e, total,
+      e, tid, kThreads, total,
       [&](KB &x, int64_t it) -> Value {
         if (uniformColumn && (it + 1) * kThreads <= total)
           return copy(x, x.add(row0, x.idx(it * (kThreads / perRow))), col0);
@@ -340,7 +311,6 @@ void MmaSyncEmitter::emit() {
   }
 
   // Key blocks the structural mask can show (as in the SIMT kernel).
-  const MaskWindow &w = plan.window;
   Value kbBegin, kbEnd;
   std::tie(kbBegin, kbEnd) = k.keyBlockRange(
       plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
@@ -375,7 +345,7 @@ void MmaSyncEmitter::emit() {
       auto zeros = VectorType::get({to - from}, elt);
       Value zero = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-      forEachItem(k, stages * rows, [&](KB &x, int64_t it) -> Value {
+      forEachItem(k, tid, kThreads, stages * rows, [&](KB &x, int64_t it) -> Value {
         Value flat = x.add(tid, x.idx(it * kThreads));
         vector::StoreOp::create(
             x.b, x.loc, zero, buf,
@@ -393,7 +363,7 @@ void MmaSyncEmitter::emit() {
       // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces.
       int64_t perRow = D / 8;
       forEachItem(
-          k, kBQ * perRow,
+          k, tid, kThreads, kBQ * perRow,
           [&](KB &x, int64_t it) -> Value {
             Value flat = x.add(tid, x.idx(it * kThreads));
             Value row = x.divu(flat, perRow);
@@ -544,39 +514,10 @@ void MmaSyncEmitter::emit() {
     scf::YieldOp::create(lb, ll, cur);
   };
 
-  // The blocks that every row of the CTA sees whole, [fullBegin, fullEnd),
-  // run the mask-free body; the ones before and after it (the structural
-  // mask's edges, the key tail) the masked one. All rows [q0, q0 + BQ) see
-  // keys [k0, k0 + BK) iff k0 >= q0 + BQ - 1 + off - left and
-  // k0 + BK - 1 <= q0 + off + right; the tail block has keys past Nk.
-  Value fullBegin = kbBegin, fullEnd = kbEnd;
-  if (plan.leftBounded)
-    fullBegin = k.min(
-        kbEnd, k.max(kbBegin, k.floorDiv(k.add(q0, k.idx(kBQ - 1 + w.offset -
-                                                         w.left + kBK - 1)),
-                                         kBK)));
-  if (plan.rightBounded)
-    fullEnd = k.min(
-        fullEnd,
-        k.add(k.floorDiv(k.add(q0, k.idx(w.offset + w.right - (kBK - 1))), kBK),
-              k.idx(1)));
-  if (tail)
-    fullEnd = k.min(fullEnd, k.idx(plan.numKB - 1));
-  fullEnd = k.max(fullEnd, fullBegin);
-  SmallVector<Value> state(init);
-  auto blockLoop = [&](Value begin, Value end, bool masked) {
-    auto loop = scf::ForOp::create(
-        b, loc, begin, end, k.idx(1), state,
-        [&](OpBuilder &lb, Location ll, Value kb, ValueRange iter) {
-          blockBody(masked, lb, ll, kb, iter);
-        });
-    state.assign(loop.getResults().begin(), loop.getResults().end());
-  };
-  if (plan.leftBounded)
-    blockLoop(kbBegin, fullBegin, /*masked=*/true);
-  blockLoop(fullBegin, fullEnd, /*masked=*/false);
-  if (plan.rightBounded || tail)
-    blockLoop(fullEnd, kbEnd, /*masked=*/true);
+  // The blocks every row sees whole run the mask-free body, the others
+  // (the structural mask's edges, the key tail) the masked one.
+  SmallVector<Value> state =
+      runKeyBlocks(k, plan, q0, kBQ, kBK, kbBegin, kbEnd, init, blockBody);
 
   // With more than two stages, prefetches past the last block may still be
   // in flight: drain them (an empty group, then wait for all) so that no

@@ -7,7 +7,7 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=64" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=BQ64
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="lazy-rescale=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=EAGER
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=tcgen05" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="warps=8 stages=3" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="warps=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=W2
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=S5
@@ -19,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
-// BAD: unknown mma family 'wgmma'
+// BAD: unknown mma family 'tcgen05' (simt, mma_sync, wgmma)
 // W2: mma=mma_sync takes warps 4 or 8, not 2
 // S5: mma=mma_sync takes 2 to 4 stages, not 5
 // CHUNK: a chunk that is a multiple of 16 dividing block-k, not -16

@@ -1,0 +1,47 @@
+//===- Staging.h - CTA-level staging of the tensor-core families -*- C++ -*-===//
+//
+// What the tensor-core families share above the fragments (Fragments.h):
+// spreading copies over the CTA's threads, and walking the key blocks of a
+// CTA's query rows, the ones every row sees whole without per-element mask.
+// Internal to lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_STAGING_H
+#define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_STAGING_H
+
+#include "KernelBuilder.h"
+
+namespace attnfuse::gpu_kernels {
+
+/// Spreads `total` items over the `threads` threads of the CTA (thread id
+/// `tid`), item tid + it * threads in round it, and emits each with
+/// `fn(x, it)`, which returns its cp.async token (pushed to `tokens` when
+/// given) or null. A last round that not every thread has an item for runs
+/// `fn` under scf.if (item < total) and leaves its token untracked:
+/// repeating an item would be a write-after-write race (racecheck, even of
+/// the same bytes), and cp.async.commit_group commits every earlier copy of
+/// the thread.
+void forEachItem(KB &k, Value tid, int64_t threads, int64_t total,
+                 function_ref<Value(KB &, int64_t)> fn,
+                 SmallVector<Value> *tokens = nullptr);
+
+/// The body of one key block: `masked` asks for the per-element structural
+/// mask and key tail; it ends with scf.yield of the new loop state.
+using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,
+                                       Value kb, ValueRange state)>;
+
+/// Runs `body` over the key blocks [kbBegin, kbEnd) of blockK keys for the
+/// query rows [q0, q0 + blockQ), from `state`, and returns the final state.
+/// The blocks every row sees whole (all rows see keys [k0, k0 + BK) iff
+/// k0 >= q0 + BQ - 1 + off - left and k0 + BK - 1 <= q0 + off + right, and
+/// no key is past Nk) run an unmasked loop; the ones before them (left
+/// window edge) and after them (causal diagonal, right edge, key tail) a
+/// masked one.
+SmallVector<Value> runKeyBlocks(KB &k, const KernelPlan &plan, Value q0,
+                                int64_t blockQ, int64_t blockK, Value kbBegin,
+                                Value kbEnd, ValueRange state,
+                                KeyBlockBody body);
+
+} // namespace attnfuse::gpu_kernels
+
+#endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_STAGING_H

@@ -1,0 +1,647 @@
+//===- WgmmaKernel.cpp - the sm_90a wgmma instruction family --------------===//
+//
+// The Hopper (sm_90a) variant of the fused forward kernel: the products are
+// warpgroup-wide asynchronous MMAs (wgmma.mma_async) reading their operands
+// from shared memory, FlashAttention-3's consumer structure:
+//
+//   CTA = W warpgroups of 4 warps (W = warps / 4, 2 or 3); warpgroup wg owns
+//   query rows q0 + 64 wg .. + 63 (BQ = 64 W). Grid as the other families
+//   (KernelFamily::getLaunchShape).
+//   Q (once) and blocks of BK keys of K and V (S stages) are copied by
+//   cp.async, 16-byte pieces spread over the CTA, into the swizzled layouts
+//   wgmma reads (TileLayout); a block is published by cp.async.wait_group,
+//   fence.proxy.async (the copies are generic-proxy writes, the tensor cores
+//   read through the async proxy) and a CTA barrier.
+//   S = Q K^T: Dp / 16 wgmma m64nBKk16, A = Q and B = K from shared memory
+//   (both K-major), f32 accumulators in registers (the upstream nvvm op).
+//   The accumulator of a warpgroup is four warps' m16 tiles: each warp's
+//   share is the m16n8 fragment layout of mma.sync (Fragments.h), so the
+//   per-element scores, masks, online softmax (log2 domain, lazy rescale)
+//   and epilogue are the shared ones.
+//   O += P V: BK / 16 wgmma m64nDvk16 with A = P from registers (the A
+//   fragment of a k-step is the C fragments of two n-tiles of S, as for
+//   mma.sync) and B = V from shared memory, N-major (transposed): inline
+//   PTX, MLIR 22 has no register-A wgmma.
+//   wgmma.wait_group is inline PTX that takes and returns the accumulators
+//   ("+f"), so that no read of them moves above the wait.
+//
+//   Head dims are padded to the k step of 16 with zeros in shared memory
+//   (exact; padded O columns are not stored).
+//
+//===----------------------------------------------------------------------===//
+#include "Fragments.h"
+#include "KernelFamily.h"
+#include "Staging.h"
+
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+#include <tuple>
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::gpu_kernels;
+
+namespace {
+/// A head dim as wgmma sees it: rounded up to its k step of 16.
+int64_t paddedDim(int64_t d) { return llvm::alignTo(d, 16); }
+
+/// A tile of `lines` rows of a row-major source (Q, K or V), each of
+/// `lineBytes` bytes, as wgmma reads it from shared memory: cut along the
+/// row into panels of `panel` bytes (the swizzle width: 128, 64 or 32), a
+/// panel holding its slice of every line, `panel` bytes apart, and panels
+/// panelStride() apart. The 16-byte chunks of a line are permuted by the
+/// swizzle: chunk c at byte offset x goes to c ^ ((x >> 7) & (panel / 16 -
+/// 1)); the hardware applies it to shared-memory address bits, so tiles
+/// start at 1024-byte boundaries. Q and K are K-major operands (the head dim
+/// is the reduction), V an N-major one (its rows are P V's reduction).
+struct TileLayout {
+  int64_t lines, lineBytes, panel;
+  TileLayout(int64_t lines, int64_t lineBytes)
+      : lines(lines), lineBytes(lineBytes),
+        panel(lineBytes % 128 == 0  ? 128
+              : lineBytes % 64 == 0 ? 64
+                                    : 32) {}
+  int64_t bytes() const { return lines * lineBytes; }
+  int64_t panelStride() const { return lines * panel; }
+  /// The byte offset of 16-byte chunk `chunk` of line `line`.
+  Value chunkOffset(KB &e, Value line, Value chunk) const {
+    int64_t perPanel = panel / 16;
+    Value lineBase = e.mul(line, e.idx(panel));
+    Value swizzle = e.remu(e.divu(lineBase, 128), perPanel);
+    Value inPanel =
+        arith::XOrIOp::create(e.b, e.loc, e.remu(chunk, perPanel), swizzle);
+    return e.add(e.add(e.mul(e.divu(chunk, perPanel), e.idx(panelStride())),
+                       lineBase),
+                 e.mul(inPanel, e.idx(16)));
+  }
+  /// The offset of the operand of k-step ks (16 elements of 2 bytes) from
+  /// the tile's start: K-major, 32 bytes along the lines; N-major, 16 lines.
+  int64_t kStepOffset(int64_t ks, bool nMajor) const {
+    if (nMajor)
+      return 16 * ks * panel;
+    return (32 * ks / panel) * panelStride() + (32 * ks) % panel;
+  }
+  /// The matrix descriptor's fields besides the start address (PTX ISA,
+  /// "Matrix Descriptor Format"): the leading dimension byte offset (unused
+  /// by K-major swizzled layouts; between panels when N-major), the stride
+  /// byte offset (between groups of 8 lines) and the swizzle mode.
+  uint64_t descriptorBits(bool nMajor) const {
+    uint64_t mode = panel == 128 ? 1 : panel == 64 ? 2 : 3;
+    uint64_t lbo = nMajor ? panelStride() : 16, sbo = 8 * panel;
+    return (((lbo >> 4) & 0x3FFF) << 16) | (((sbo >> 4) & 0x3FFF) << 32) |
+           (mode << 62);
+  }
+};
+
+/// Bytes of dynamic shared memory: 1024 of slack to align the tiles, Q,
+/// then the K stages and the V stages.
+struct SharedLayout {
+  TileLayout q, k, v;
+  int64_t stages;
+  explicit SharedLayout(const KernelPlan &plan)
+      : q(16 * plan.cfg.warps, 2 * paddedDim(plan.D)),
+        k(plan.cfg.blockK, 2 * paddedDim(plan.D)),
+        v(plan.cfg.blockK, 2 * paddedDim(plan.Dv)), stages(plan.cfg.stages) {}
+  int64_t kOffset() const { return llvm::alignTo(q.bytes(), 1024); }
+  int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
+  int64_t vOffset() const { return kOffset() + stages * kStage(); }
+  int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
+  int64_t total() const { return 1024 + vOffset() + stages * vStage(); }
+};
+
+class WgmmaEmitter : KernelArgs {
+public:
+  WgmmaEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
+               ArrayRef<BlockArgument> args)
+      : KernelArgs(plan, args), plan(plan), b(b), loc(loc), k{b, loc},
+        layout(plan), kBK(plan.cfg.blockK), kThreads(32 * plan.cfg.warps),
+        kStages(plan.cfg.stages), tail(plan.Nk % plan.cfg.blockK != 0) {
+    elt = plan.elementType;
+  }
+  void emit();
+
+private:
+  /// cp.async of rows row0 + [0, lines) of `src` (clamped to `lastRow`
+  /// when given) of head `h`, their first `width` columns, into the tile
+  /// `tile` at element offset `base` of the shared buffer.
+  void copyRows(KB &e, Value src, Value h, Value row0, Value lastRow,
+                int64_t width, const TileLayout &tile, Value base,
+                SmallVector<Value> &tokens);
+  /// Zeros of the padding columns [width, 16-aligned) of every line of
+  /// `count` tiles `tile`, `stride` bytes apart from byte `offset`.
+  void zeroPadding(const TileLayout &tile, int64_t width, int64_t offset,
+                   int64_t count, int64_t stride);
+  /// The i64 matrix descriptor of a tile at `address` (a shared-memory
+  /// byte address) with the fields of `bits`.
+  Value descriptor(KB &e, Value address, uint64_t bits);
+  /// `desc` moved by `bytes` (its start address is in 16-byte units).
+  Value advance(KB &e, Value desc, Value bytes);
+  /// S (struct of n / 2 f32) = A B (+ S unless `first`), both operands
+  /// from shared memory, K-major.
+  Value wgmmaShared(KB &e, Value acc, Value descA, Value descB, int64_t n,
+                    bool first);
+  /// acc += P V, P four operand registers, V N-major from shared memory.
+  SmallVector<Value> wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
+                                    ArrayRef<Value> a, Value descB);
+  /// wgmma.wait_group 0, the accumulators `acc` through it.
+  SmallVector<Value> waitGroup(KB &e, ArrayRef<Value> acc);
+
+  KernelPlan &plan;
+  OpBuilder &b;
+  Location loc;
+  KB k;
+  SharedLayout layout;
+  Type elt;
+  Value bi, hi, kvh, tid, buf, bufAddress;
+  const int64_t kBK, kThreads, kStages;
+  const bool tail;
+};
+
+void WgmmaEmitter::copyRows(KB &e, Value src, Value h, Value row0,
+                            Value lastRow, int64_t width,
+                            const TileLayout &tile, Value base,
+                            SmallVector<Value> &tokens) {
+  // Item flat = tid + it * threads: line flat / perRow, chunk flat %
+  // perRow. When the threads cover whole lines, a thread's chunk is the
+  // same in every full round and its line grows by `step`; when step lines
+  // are whole swizzle patterns too, its offset grows by step * panel.
+  int64_t perRow = width / 8, total = tile.lines * perRow;
+  int64_t step = kThreads / perRow;
+  bool uniform = kThreads % perRow == 0 && (step * tile.panel) % 1024 == 0;
+  Value line0, chunk0, offset0;
+  if (uniform) {
+    line0 = e.divu(tid, perRow);
+    chunk0 = e.remu(tid, perRow);
+    offset0 = tile.chunkOffset(e, line0, chunk0);
+  }
+  auto copy = [&](KB &x, Value line, Value chunk, Value offset) {
+    Value row = x.add(row0, line);
+    if (lastRow)
+      row = x.min(row, lastRow);
+    Value dst = x.add(base, x.divu(offset, 2));
+    return nvgpu::DeviceAsyncCopyOp::create(
+        x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
+        ValueRange{dst}, src, ValueRange{bi, h, row, x.mul(chunk, x.idx(8))},
+        x.b.getIndexAttr(8), /*srcElements=*/Value(),
+        /*bypassL1=*/x.b.getUnitAttr());
+  };
+  forEachItem(
+      e, tid, kThreads, total,
+      [&](KB &x, int64_t it) -> Value {
+        if (uniform && (it + 1) * kThreads <= total)
+          return copy(x, x.add(line0, x.idx(it * step)), chunk0,
+                      x.add(offset0, x.idx(it * step * tile.panel)));
+        Value flat = x.add(tid, x.idx(it * kThreads));
+        Value line = x.divu(flat, perRow), chunk = x.remu(flat, perRow);
+        return copy(x, line, chunk, tile.chunkOffset(x, line, chunk));
+      },
+      &tokens);
+}
+
+void WgmmaEmitter::zeroPadding(const TileLayout &tile, int64_t width,
+                               int64_t offset, int64_t count,
+                               int64_t stride) {
+  // Head dims are multiples of 8: one padding chunk per line.
+  if (2 * width == tile.lineBytes)
+    return;
+  auto zeros = VectorType::get({8}, elt);
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
+  forEachItem(k, tid, kThreads, count * tile.lines,
+              [&](KB &x, int64_t it) -> Value {
+                Value flat = x.add(tid, x.idx(it * kThreads));
+                Value n = x.divu(flat, tile.lines);
+                Value line = x.remu(flat, tile.lines);
+                Value bytes = x.add(
+                    x.add(x.idx(offset), x.mul(n, x.idx(stride))),
+                    tile.chunkOffset(x, line, x.idx(width / 8)));
+                vector::StoreOp::create(x.b, x.loc, zero, buf,
+                                        ValueRange{x.divu(bytes, 2)},
+                                        /*nontemporal=*/false,
+                                        llvm::MaybeAlign(16));
+                return Value();
+              });
+}
+
+Value WgmmaEmitter::descriptor(KB &e, Value address, uint64_t bits) {
+  Type i64 = e.b.getI64Type();
+  auto c = [&](uint64_t v) {
+    return arith::ConstantOp::create(
+        e.b, e.loc, e.b.getI64IntegerAttr(static_cast<int64_t>(v)));
+  };
+  Value a = arith::IndexCastUIOp::create(e.b, e.loc, i64, address);
+  a = arith::AndIOp::create(e.b, e.loc,
+                            arith::ShRUIOp::create(e.b, e.loc, a, c(4)),
+                            c(0x3FFF));
+  return arith::OrIOp::create(e.b, e.loc, a, c(bits));
+}
+
+Value WgmmaEmitter::advance(KB &e, Value desc, Value bytes) {
+  Value units = arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(),
+                                             e.divu(bytes, 16));
+  return arith::AddIOp::create(e.b, e.loc, desc, units);
+}
+
+Value WgmmaEmitter::wgmmaShared(KB &e, Value acc, Value descA, Value descB,
+                                int64_t n, bool first) {
+  MLIRContext *ctx = e.b.getContext();
+  auto t = elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  return NVVM::WgmmaMmaAsyncOp::create(
+      e.b, e.loc, acc.getType(), acc, descA, descB,
+      NVVM::MMAShapeAttr::get(ctx, 64, n, 16),
+      NVVM::WGMMATypesAttr::get(ctx, t), NVVM::WGMMATypesAttr::get(ctx, t),
+      NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+      NVVM::WGMMAScaleOutAttr::get(ctx, first ? NVVM::WGMMAScaleOut::zero
+                                              : NVVM::WGMMAScaleOut::one),
+      NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+      NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+      /*satfinite=*/NVVM::MMAIntOverflowAttr());
+}
+
+/// The f32 values of an LLVM struct, and a struct of f32 values.
+static SmallVector<Value> unpack(KB &e, Value s, int64_t n) {
+  SmallVector<Value> v;
+  for (int64_t i = 0; i < n; ++i)
+    v.push_back(LLVM::ExtractValueOp::create(e.b, e.loc, s, i));
+  return v;
+}
+static Type f32Struct(MLIRContext *ctx, int64_t n) {
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n, Float32Type::get(ctx)));
+}
+
+/// Inline PTX with the accumulators `acc` as "+f" operands (outputs tied
+/// to inputs) followed by `extra` inputs of `extraConstraints`.
+static SmallVector<Value> accumulatorAsm(KB &e, StringRef asmString,
+                                         ArrayRef<Value> acc,
+                                         ArrayRef<Value> extra,
+                                         StringRef extraConstraints) {
+  int64_t n = acc.size();
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += extraConstraints;
+  if (!constraints.empty() && constraints.back() == ',')
+    constraints.pop_back();
+  SmallVector<Value> operands(acc);
+  operands.append(extra.begin(), extra.end());
+  auto op = LLVM::InlineAsmOp::create(
+      e.b, e.loc, f32Struct(e.b.getContext(), n), operands, asmString,
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return unpack(e, op.getResult(0), n);
+}
+
+SmallVector<Value> WgmmaEmitter::waitGroup(KB &e, ArrayRef<Value> acc) {
+  return accumulatorAsm(e, "wgmma.wait_group.sync.aligned 0;", acc, {}, "");
+}
+
+SmallVector<Value> WgmmaEmitter::wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
+                                                ArrayRef<Value> a,
+                                                Value descB) {
+  int64_t n = acc.size();
+  std::string d;
+  for (int64_t i = 0; i < n; ++i)
+    d += (i ? ", $" : "$") + std::to_string(i);
+  // Operands: accumulators 0 .. n-1 (tied n .. 2n-1), A 2n .. 2n+3, B 2n+4;
+  // scale-d is a predicate (true: accumulate), V is N-major (imm-trans-b).
+  std::string asmString = llvm::formatv(
+      "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {{{2}}, "
+      "{{${3}, ${4}, ${5}, ${6}}, ${7}, p, 1, 1, 1;\n}\n",
+      2 * n, elt.isBF16() ? "bf16" : "f16", d, 2 * n, 2 * n + 1, 2 * n + 2,
+      2 * n + 3, 2 * n + 4);
+  SmallVector<Value> extra;
+  Type i32 = e.b.getI32Type();
+  for (Value reg : a) {
+    if (reg.getType() != i32) {
+      auto one = VectorType::get({1}, i32);
+      reg = vector::ExtractOp::create(
+          e.b, e.loc, vector::BitCastOp::create(e.b, e.loc, one, reg), 0);
+    }
+    extra.push_back(reg);
+  }
+  extra.push_back(descB);
+  return accumulatorAsm(e, asmString, acc, extra, "r,r,r,r,l");
+}
+
+void WgmmaEmitter::emit() {
+  mapCaptures(plan, b, loc);
+  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
+  const int64_t kBQ = 16 * plan.cfg.warps;
+  const int64_t nS = kBK / 8, nO = Dvp / 8;
+  const FragmentLayout sl{1, nS}, ol{1, nO};
+  const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
+
+  // Dynamic shared memory, its first 1024-byte boundary as the base of the
+  // tiles (`buf`, elements; `bufAddress`, the shared-memory address).
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value shift = k.remu(k.sub(k.idx(1024), k.remu(start, 1024)), 1024);
+  bufAddress = k.add(start, shift);
+  buf = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({(layout.total() - 1024) / 2}, elt,
+                      MemRefLayoutAttrInterface(), workgroup),
+      smem, shift, ValueRange{});
+
+  auto [qb, by] = k.blockCoordinates(plan);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  bi = k.divu(by, plan.Hq);
+  hi = k.remu(by, plan.Hq);
+  kvh = k.divu(hi, plan.G);
+  Value wg = k.divu(tid, 128), warp = k.remu(k.divu(tid, 32), 4);
+  Value lane = k.remu(tid, 32);
+  Value g = k.divu(lane, 4), t = k.remu(lane, 4);
+  Value t2 = k.mul(t, k.idx(2));
+  Value q0 = k.mul(qb, k.idx(kBQ));
+  // The thread's rows: g and g + 8 of its warp's m16 tile of its
+  // warpgroup's 64 rows.
+  Value warpRow0 = k.add(k.mul(wg, k.idx(64)), k.mul(warp, k.idx(16)));
+  SmallVector<Value> rows, rowsC;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = k.add(k.add(q0, warpRow0), k.add(g, k.idx(8 * r)));
+    rows.push_back(row);
+    rowsC.push_back(k.min(row, k.idx(plan.Nq - 1)));
+  }
+
+  // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
+  Value qDesc = descriptor(
+      k, k.add(bufAddress, k.mul(wg, k.idx(64 * qt.panel))),
+      qt.descriptorBits(/*nMajor=*/false));
+  Value kDesc = descriptor(k, k.add(bufAddress, k.idx(layout.kOffset())),
+                           kt.descriptorBits(/*nMajor=*/false));
+  Value vDesc = descriptor(k, k.add(bufAddress, k.idx(layout.vOffset())),
+                           vt.descriptorBits(/*nMajor=*/true));
+
+  Value kbBegin, kbEnd;
+  std::tie(kbBegin, kbEnd) = k.keyBlockRange(
+      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
+
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto commit = [&](KB &e, SmallVector<Value> &tokens) {
+    Value group =
+        nvgpu::DeviceAsyncCreateGroupOp::create(e.b, e.loc, tokenType, tokens);
+    tokens.clear();
+    return group;
+  };
+  // A block is ready once at most S - 2 younger groups are pending; the
+  // proxy fence orders the thread's copies before the tensor cores' reads,
+  // the barrier publishes them to the CTA.
+  auto waitOldest = [&](KB &e, Value group) {
+    nvgpu::DeviceAsyncWaitOp::create(e.b, e.loc, group,
+                                     e.b.getI32IntegerAttr(kStages - 2));
+    NVVM::FenceProxyOp::create(
+        e.b, e.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(e.b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(e.b, e.loc);
+  };
+  // Block kb of K and V into stage `stage` (block index clamped to the last
+  // block without a key tail: prefetches past the range re-read it; with a
+  // tail, rows clamped to Nk - 1).
+  auto copyBlock = [&](KB &e, Value kb, Value stage,
+                       SmallVector<Value> &tokens) {
+    Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)),
+                     e.idx(kBK));
+    Value last = tail ? e.idx(plan.Nk - 1) : Value();
+    copyRows(e, key, kvh, k0, last, D, kt,
+             e.divu(e.add(e.idx(layout.kOffset()),
+                          e.mul(stage, e.idx(layout.kStage()))),
+                    2),
+             tokens);
+    copyRows(e, value, kvh, k0, last, Dv, vt,
+             e.divu(e.add(e.idx(layout.vOffset()),
+                          e.mul(stage, e.idx(layout.vStage()))),
+                    2),
+             tokens);
+  };
+
+  // Prologue: zero padding columns, Q, blocks kbBegin .. kbBegin + S - 2.
+  zeroPadding(qt, D, 0, 1, 0);
+  zeroPadding(kt, D, layout.kOffset(), kStages, layout.kStage());
+  zeroPadding(vt, Dv, layout.vOffset(), kStages, layout.vStage());
+  {
+    SmallVector<Value> tokens;
+    copyRows(k, q, hi, q0, k.idx(plan.Nq - 1), D, qt, k.idx(0), tokens);
+    Value group;
+    for (int64_t st = 0; st < kStages - 1; ++st) {
+      copyBlock(k, k.add(kbBegin, k.idx(st)), k.idx(st), tokens);
+      group = commit(k, tokens);
+    }
+    waitOldest(k, group);
+  }
+
+  // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators.
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < 2; ++i)
+    init.push_back(k.f32(kNegInf));
+  for (int64_t i = 0; i < 2; ++i)
+    init.push_back(k.f32(0.0));
+  for (int64_t i = 0; i < ol.size(); ++i)
+    init.push_back(k.f32(0.0));
+  double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
+  const bool elementwise = plan.op.hasScoreMod() || bias || keep;
+  const bool foldScale = !elementwise && scaleLog2e > 0;
+
+  auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
+                       ValueRange iter) {
+    KB e{lb, ll};
+    Value stage = e.remu(e.sub(kb, kbBegin), kStages);
+    // Block kb + S - 1 into the stage of block kb - 1 (its readers finished
+    // before the barrier that ended the last iteration).
+    Value ahead = e.add(kb, e.idx(kStages - 1));
+    SmallVector<Value> tokens;
+    copyBlock(e, ahead, e.remu(e.sub(ahead, kbBegin), kStages), tokens);
+    Value group = commit(e, tokens);
+
+    // S = Q K^T.
+    Value kStageDesc =
+        advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
+    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+    Value acc = LLVM::UndefOp::create(e.b, e.loc,
+                                      f32Struct(e.b.getContext(), kBK / 2));
+    for (int64_t ks = 0; ks < Dp / 16; ++ks)
+      acc = wgmmaShared(
+          e, acc, advance(e, qDesc, e.idx(qt.kStepOffset(ks, false))),
+          advance(e, kStageDesc, e.idx(kt.kStepOffset(ks, false))), kBK,
+          /*first=*/ks == 0);
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
+
+    // Element (n, i) of S: row rows[i / 2], key k0 + 8n + 2t + i % 2.
+    Value k0 = e.mul(kb, e.idx(kBK));
+    auto coordinates = [&](int64_t mt, int64_t j, int64_t i) {
+      Value kg = e.add(e.add(k0, e.idx(8 * j + i % 2)), t2);
+      if (tail)
+        kg = e.min(kg, e.idx(plan.Nk - 1));
+      return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
+    };
+    if (elementwise) {
+      applyElementScores(e, plan, sl, s, bias, keep, getCaptures(),
+                         coordinates);
+    } else if (!foldScale) {
+      for (Value &x : s)
+        x = e.fmul(x, e.f32(scaleLog2e));
+    }
+    if (masked)
+      maskScores(e, plan, sl, k0, t2, rows[0], s);
+
+    SmallVector<Value> curVec(iter.begin(), iter.end());
+    ArrayRef<Value> cur(curVec);
+    RowMaxima rowMax = updateRowMaxima(e, sl, s, cur.take_front(2),
+                                       cur.slice(2, 2), foldScale, scaleLog2e);
+    SmallVector<Value> o =
+        rescaleAccumulators(e, ol, rowMax, cur.take_front(2),
+                            cur.drop_front(4), plan.cfg.lazyRescale);
+    SmallVector<SmallVector<Value>> p;
+    for (int64_t ks = 0; ks < kBK / 16; ++ks)
+      p.push_back(probabilityOperands(
+          e, plan, sl, s, 0, ks, rowMax, foldScale, scaleLog2e, seed,
+          [&](int64_t j, int64_t i) { return coordinates(0, j, i); }));
+
+    // O += P V.
+    Value vStageDesc =
+        advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
+    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+    for (int64_t ks = 0; ks < kBK / 16; ++ks)
+      o = wgmmaRegisterA(
+          e, o, p[ks],
+          advance(e, vStageDesc, e.idx(vt.kStepOffset(ks, true))));
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    o = waitGroup(e, o);
+
+    waitOldest(e, group);
+    SmallVector<Value> next = rowMax.mNew;
+    next.append(rowMax.lsum);
+    next.append(o);
+    scf::YieldOp::create(lb, ll, next);
+  };
+  SmallVector<Value> state =
+      runKeyBlocks(k, plan, q0, kBQ, kBK, kbBegin, kbEnd, init, blockBody);
+
+  // Prefetches past the last block may still be in flight with more than
+  // two stages: drain them before the kernel ends.
+  if (kStages > 2) {
+    SmallVector<Value> none;
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, commit(k, none),
+                                     b.getI32IntegerAttr(0));
+  }
+  storeOutputs(k, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+  gpu::ReturnOp::create(b, loc);
+}
+
+class WgmmaFamily final : public KernelFamily {
+public:
+  StringRef getName() const override { return "wgmma"; }
+  const KernelFamily *getFallback() const override {
+    return &getMmaSyncFamily();
+  }
+  std::string getUnsupportedReason(AttentionOp op) const override {
+    Type elt = op.getQueryType().getElementType();
+    if (!elt.isBF16() && !elt.isF16())
+      return "element type is not bf16/f16";
+    int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
+    // 16-byte cp.async pieces; wgmma's n is at most 256.
+    if (d % 8 != 0 || dv % 8 != 0 || d > 256 || dv > 256)
+      return "head dims must be multiples of 8, at most 256";
+    return "";
+  }
+  LogicalResult resolveOptions(KernelPlan &plan,
+                               const AttentionKernelOptions &requested,
+                               int64_t sharedLimit) const override;
+  int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
+    return SharedLayout(plan).total();
+  }
+  void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
+    OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+    WgmmaEmitter(plan, b, plan.op.getLoc(), func.getArguments()).emit();
+  }
+};
+
+/// Defaults: 2 warpgroups (128 query rows), 2 stages; 128 keys per block up
+/// to d = 128 (S and O are 64 f32 registers per thread each), 64 above.
+LogicalResult WgmmaFamily::resolveOptions(
+    KernelPlan &plan, const AttentionKernelOptions &requested,
+    int64_t sharedLimit) const {
+  AttentionOp op = plan.op;
+  AttentionKernelOptions &resolved = plan.cfg;
+  resolved = requested;
+  resolved.mma = getName();
+  int64_t d = std::max(paddedDim(plan.D), paddedDim(plan.Dv));
+  auto error = [&]() {
+    return op.emitOpError() << "convert-attn-to-gpu: mma=wgmma ";
+  };
+  if (resolved.warps == 0)
+    resolved.warps = 8;
+  if (resolved.warps != 8 && resolved.warps != 12)
+    return error() << "takes warps 8 or 12 (2 or 3 warpgroups), not "
+                   << resolved.warps;
+  if (resolved.stages == 0)
+    resolved.stages = 2;
+  if (resolved.stages < 2 || resolved.stages > 4)
+    return error() << "takes 2 to 4 stages, not " << resolved.stages;
+  if (resolved.blockQ == 0)
+    resolved.blockQ = 16 * resolved.warps;
+  if (resolved.blockQ != 16 * resolved.warps)
+    return error() << "with " << resolved.warps << " warps takes block-q "
+                   << 16 * resolved.warps << " (64 rows per warpgroup), not "
+                   << resolved.blockQ;
+  if (resolved.blockK == 0)
+    resolved.blockK = d > 128 ? 64 : 128;
+  if (resolved.blockK % 16 != 0 || resolved.blockK < 16 ||
+      resolved.blockK > 256)
+    return error() << "takes a block-k that is a multiple of 16 up to 256, "
+                      "not "
+                   << resolved.blockK;
+  if (resolved.chunk == 0)
+    resolved.chunk = resolved.blockK;
+  if (resolved.chunk != resolved.blockK)
+    return error() << "takes chunk = block-k, not " << resolved.chunk;
+  resolved.threadsPerRow = 1;
+  plan.threads = 32 * resolved.warps;
+  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
+  while (requested.blockK == 0 && sharedBytes() > sharedLimit &&
+         resolved.blockK > 32) {
+    resolved.blockK /= 2;
+    resolved.chunk = resolved.blockK;
+  }
+  if (sharedBytes() > sharedLimit)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the wgmma kernel needs " << sharedBytes()
+           << " bytes of shared memory (Q, K/V stages), more than the "
+           << sharedLimit << " a CTA can have on the target; lower stages "
+           << "or block-k";
+  if (plan.Nq + plan.Nk + resolved.blockQ + resolved.blockK >
+      std::numeric_limits<int32_t>::max())
+    return error() << "needs Nq + Nk below 2^31";
+  return success();
+}
+} // namespace
+
+const KernelFamily &attnfuse::gpu_kernels::getWgmmaFamily() {
+  static const WgmmaFamily family;
+  return family;
+}

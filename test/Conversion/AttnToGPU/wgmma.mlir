@@ -1,0 +1,101 @@
+// The sm_90a instruction family (mma=wgmma): kernel structure (warpgroups,
+// swizzled shared-memory tiles, wgmma from shared memory for S and with P
+// from registers for O, accumulators tied through wgmma.wait_group), its
+// option errors, the fallback remarks, and the PTX of the first kernel
+// (ptxas: no spills, no warnings; the other defaults: wgmma-no-spills.mlir).
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma warps=12 stages=3 block-k=32" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W12
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma warps=4" -split-input-file 2>&1 | FileCheck %s --check-prefix=W4
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma block-q=64" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma block-k=24" -split-input-file 2>&1 | FileCheck %s --check-prefix=BK
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chunk=64" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma stages=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=S1
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -split-input-file -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file -o %t.stage1.mlir 2>/dev/null
+// RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+
+// W4: mma=wgmma takes warps 8 or 12 (2 or 3 warpgroups), not 4
+// BQ: mma=wgmma with 8 warps takes block-q 128 (64 rows per warpgroup), not 64
+// BK: mma=wgmma takes a block-k that is a multiple of 16 up to 256, not 24
+// CHUNK: mma=wgmma takes chunk = block-k, not 64
+// S1: mma=wgmma takes 2 to 4 stages, not 1
+
+// Two warpgroups of 64 rows, 128-key blocks at d = 128; dynamic shared
+// memory: 1024 (alignment) + Q 128 x 256 bytes + 2 stages x (K, V) 128 x 256
+// bytes = 164864. Causal: heads fastest, longest query blocks first.
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK:       gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.block = array<i64: 256, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164864 : i64, attn.family = "wgmma", attn.grid = array<i64: 8, 8, 1>
+// CHECK:         memref.extract_aligned_pointer_as_index
+// CHECK:         nvgpu.device_async_copy
+// CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:         gpu.barrier
+// CHECK:         scf.for
+// CHECK:           nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
+// CHECK:           nvvm.wgmma.commit.group.sync.aligned
+// CHECK:           llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
+// CHECK:           nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK:           nvvm.wgmma.commit.group.sync.aligned
+// CHECK:           "wgmma.wait_group.sync.aligned 0;"
+// W12: attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 192, 32, 1, 32>
+// PTX: .entry attn_fwd_0(
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: fence.proxy.async.shared::cta
+// PTXAS-NOT: warning
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: warning
+func.func @causal_gqa(%q: tensor<1x8x1024x128xbf16>, %k: tensor<1x2x1024x128xbf16>, %v: tensor<1x2x1024x128xbf16>) -> (tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>) {
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x8x1024x128xbf16>, tensor<1x2x1024x128xbf16>, tensor<1x2x1024x128xbf16>) {mask = #attn.mask<causal>} -> tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>
+  return %o, %lse : tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>
+}
+
+// -----
+
+// d = 64: S of 128 keys (n = 128), O of n = 64.
+// CHECK-LABEL: func.func @plain_d64
+// CHECK: attn.family = "wgmma"
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+func.func @plain_d64(%q: tensor<2x16x2048x64xf16>, %k: tensor<2x16x2048x64xf16>, %v: tensor<2x16x2048x64xf16>) -> tensor<2x16x2048x64xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<2x16x2048x64xf16>, tensor<2x16x2048x64xf16>, tensor<2x16x2048x64xf16>) -> tensor<2x16x2048x64xf16>
+  return %o : tensor<2x16x2048x64xf16>
+}
+
+// -----
+
+// d = 256: 64-key blocks; Stable Diffusion's d = 40 is padded to 48 (32-byte
+// swizzle panels).
+// CHECK-LABEL: func.func @d256
+// CHECK: attn.config = array<i64: 128, 64, 1, 64>
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+func.func @d256(%q: tensor<1x8x512x256xbf16>, %k: tensor<1x8x512x256xbf16>, %v: tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16>
+  return %o : tensor<1x8x512x256xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sd_d40
+// CHECK: attn.family = "wgmma"
+// CHECK: wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16
+func.func @sd_d40(%q: tensor<2x8x4096x40xf16>, %k: tensor<2x8x77x40xf16>, %v: tensor<2x8x77x40xf16>) -> tensor<2x8x4096x40xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<2x8x4096x40xf16>, tensor<2x8x77x40xf16>, tensor<2x8x77x40xf16>) -> tensor<2x8x4096x40xf16>
+  return %o : tensor<2x8x4096x40xf16>
+}
+
+// -----
+
+// What the family cannot compute goes to mma_sync, and on to simt, with a
+// remark each.
+// CHECK-LABEL: func.func @f32
+// CHECK: attn.family = "simt"
+func.func @f32(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+  // expected-remark @+2 {{convert-attn-to-gpu: mma=wgmma falls back to mma_sync: element type is not bf16/f16}}
+  // expected-remark @+1 {{convert-attn-to-gpu: mma=mma_sync falls back to simt: element type is not bf16/f16}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32>
+  return %o : tensor<1x2x64x64xf32>
+}
