@@ -53,6 +53,28 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
+/// The producer warpgroup's threads.
+constexpr int64_t kProducerThreads = 128;
+/// Registers per thread of the producer and of the consumer warpgroups
+/// (setmaxnreg). The CTA's pool is what it launched with: 65536 / threads,
+/// rounded down to 8 (168 x 384 threads, 128 x 512); setmaxnreg.inc waits
+/// until the pool has the registers, so a split beyond it hangs the
+/// consumers.
+struct RegisterSplit {
+  int64_t producer, consumer;
+};
+constexpr RegisterSplit registerSplit(int64_t consumers) {
+  return consumers == 2 ? RegisterSplit{40, 232} : RegisterSplit{32, 160};
+}
+constexpr bool fitsPool(int64_t consumers) {
+  int64_t threads = 128 * (consumers + 1);
+  RegisterSplit s = registerSplit(consumers);
+  return 128 * s.producer + 128 * consumers * s.consumer <=
+         (65536 / threads) / 8 * 8 * threads;
+}
+static_assert(fitsPool(2) && fitsPool(3),
+              "the register split exceeds the CTA's pool");
+
 /// A head dim as wgmma sees it: rounded up to its k step of 16.
 int64_t paddedDim(int64_t d) { return llvm::alignTo(d, 16); }
 
@@ -105,7 +127,7 @@ struct TileLayout {
 };
 
 /// Bytes of dynamic shared memory: 1024 of slack to align the tiles, Q,
-/// then the K stages and the V stages.
+/// the K stages, the V stages, then the mbarriers of the pipeline.
 struct SharedLayout {
   TileLayout q, k, v;
   int64_t stages;
@@ -117,7 +139,10 @@ struct SharedLayout {
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
-  int64_t total() const { return 1024 + vOffset() + stages * vStage(); }
+  /// The mbarriers (8 bytes each): Q full, then per stage K full, V full
+  /// and empty.
+  int64_t barrierOffset() const { return vOffset() + stages * vStage(); }
+  int64_t total() const { return 1024 + barrierOffset() + 8 * (1 + 3 * stages); }
 };
 
 class WgmmaEmitter : KernelArgs {
@@ -125,19 +150,19 @@ public:
   WgmmaEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
                ArrayRef<BlockArgument> args)
       : KernelArgs(plan, args), plan(plan), b(b), loc(loc), k{b, loc},
-        layout(plan), kBK(plan.cfg.blockK), kThreads(32 * plan.cfg.warps),
+        layout(plan), kBK(plan.cfg.blockK), kThreads(plan.threads),
         kStages(plan.cfg.stages), tail(plan.Nk % plan.cfg.blockK != 0) {
     elt = plan.elementType;
   }
   void emit();
 
 private:
-  /// cp.async of rows row0 + [0, lines) of `src` (clamped to `lastRow`
-  /// when given) of head `h`, their first `width` columns, into the tile
-  /// `tile` at element offset `base` of the shared buffer.
+  /// cp.async by the producer warpgroup of rows row0 + [0, lines) of `src`
+  /// (clamped to `lastRow` when given) of head `h`, their first `width`
+  /// columns, into the tile `tile` at element offset `base` of the shared
+  /// buffer.
   void copyRows(KB &e, Value src, Value h, Value row0, Value lastRow,
-                int64_t width, const TileLayout &tile, Value base,
-                SmallVector<Value> &tokens);
+                int64_t width, const TileLayout &tile, Value base);
   /// Zeros of the padding columns [width, 16-aligned) of every line of
   /// `count` tiles `tile`, `stride` bytes apart from byte `offset`.
   void zeroPadding(const TileLayout &tile, int64_t width, int64_t offset,
@@ -164,49 +189,69 @@ private:
   SharedLayout layout;
   Type elt;
   Value bi, hi, kvh, tid, buf, bufAddress;
+  /// Keys per block, threads of the CTA, K/V pipeline stages.
   const int64_t kBK, kThreads, kStages;
   const bool tail;
 };
 
 void WgmmaEmitter::copyRows(KB &e, Value src, Value h, Value row0,
                             Value lastRow, int64_t width,
-                            const TileLayout &tile, Value base,
-                            SmallVector<Value> &tokens) {
-  // Item flat = tid + it * threads: line flat / perRow, chunk flat %
-  // perRow. When the threads cover whole lines, a thread's chunk is the
-  // same in every full round and its line grows by `step`; when step lines
-  // are whole swizzle patterns too, its offset grows by step * panel.
-  int64_t perRow = width / 8, total = tile.lines * perRow;
-  int64_t step = kThreads / perRow;
-  bool uniform = kThreads % perRow == 0 && (step * tile.panel) % 1024 == 0;
-  Value line0, chunk0, offset0;
-  if (uniform) {
-    line0 = e.divu(tid, perRow);
-    chunk0 = e.remu(tid, perRow);
-    offset0 = tile.chunkOffset(e, line0, chunk0);
-  }
-  auto copy = [&](KB &x, Value line, Value chunk, Value offset) {
+                            const TileLayout &tile, Value base) {
+  // A line's `perRow` 16-byte chunks go to `slots` (a power of two)
+  // threads, the ones past perRow idle: thread tid copies chunk tid % slots
+  // of lines tid / slots + it * step. Its chunk is the same in every round,
+  // and when step is a multiple of 8 lines (the swizzle's period) so is the
+  // swizzle: its offset grows by step * panel. The rounds are a loop: the
+  // producer runs with few registers.
+  const int64_t threads = kProducerThreads;
+  int64_t perRow = width / 8, slots = llvm::PowerOf2Ceil(perRow);
+  int64_t step = threads / slots, fullRounds = tile.lines / step;
+  Value chunk = e.remu(tid, slots), line0 = e.divu(tid, slots);
+  Value offset0 = tile.chunkOffset(e, line0, chunk);
+  auto copy = [&](KB &x, Value it) {
+    Value lines = x.mul(it, x.idx(step));
+    Value line = x.add(line0, lines);
+    Value offset = step % 8 == 0
+                       ? x.add(offset0, x.mul(lines, x.idx(tile.panel)))
+                       : tile.chunkOffset(x, line, chunk);
     Value row = x.add(row0, line);
     if (lastRow)
       row = x.min(row, lastRow);
-    Value dst = x.add(base, x.divu(offset, 2));
-    return nvgpu::DeviceAsyncCopyOp::create(
+    nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
-        ValueRange{dst}, src, ValueRange{bi, h, row, x.mul(chunk, x.idx(8))},
-        x.b.getIndexAttr(8), /*srcElements=*/Value(),
-        /*bypassL1=*/x.b.getUnitAttr());
+        ValueRange{x.add(base, x.divu(offset, 2))}, src,
+        ValueRange{bi, h, row, x.mul(chunk, x.idx(8))}, x.b.getIndexAttr(8),
+        /*srcElements=*/Value(), /*bypassL1=*/x.b.getUnitAttr());
   };
-  forEachItem(
-      e, tid, kThreads, total,
-      [&](KB &x, int64_t it) -> Value {
-        if (uniform && (it + 1) * kThreads <= total)
-          return copy(x, x.add(line0, x.idx(it * step)), chunk0,
-                      x.add(offset0, x.idx(it * step * tile.panel)));
-        Value flat = x.add(tid, x.idx(it * kThreads));
-        Value line = x.divu(flat, perRow), chunk = x.remu(flat, perRow);
-        return copy(x, line, chunk, tile.chunkOffset(x, line, chunk));
-      },
-      &tokens);
+  auto rounds = [&](KB &x) {
+    if (fullRounds > 0)
+      scf::ForOp::create(
+          x.b, x.loc, x.idx(0), x.idx(fullRounds), x.idx(1), ValueRange{},
+          [&](OpBuilder &lb, Location ll, Value it, ValueRange) {
+            KB y{lb, ll};
+            copy(y, it);
+            scf::YieldOp::create(lb, ll);
+          });
+    if (tile.lines % step != 0)
+      scf::IfOp::create(
+          x.b, x.loc,
+          x.ult(x.add(line0, x.idx(fullRounds * step)), x.idx(tile.lines)),
+          [&](OpBuilder &nb, Location nl) {
+            KB y{nb, nl};
+            copy(y, y.idx(fullRounds));
+            scf::YieldOp::create(nb, nl);
+          });
+  };
+  if (slots == perRow) {
+    rounds(e);
+    return;
+  }
+  scf::IfOp::create(e.b, e.loc, e.ult(chunk, e.idx(perRow)),
+                    [&](OpBuilder &nb, Location nl) {
+                      KB y{nb, nl};
+                      rounds(y);
+                      scf::YieldOp::create(nb, nl);
+                    });
 }
 
 void WgmmaEmitter::zeroPadding(const TileLayout &tile, int64_t width,
@@ -345,15 +390,17 @@ SmallVector<Value> WgmmaEmitter::wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
 void WgmmaEmitter::emit() {
   mapCaptures(plan, b, loc);
   int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
-  const int64_t kBQ = 16 * plan.cfg.warps;
+  const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
   const int64_t nS = kBK / 8, nO = Dvp / 8;
   const FragmentLayout sl{1, nS}, ol{1, nO};
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
 
   // Dynamic shared memory, its first 1024-byte boundary as the base of the
   // tiles (`buf`, elements; `bufAddress`, the shared-memory address).
   auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -363,105 +410,172 @@ void WgmmaEmitter::emit() {
   bufAddress = k.add(start, shift);
   buf = memref::ViewOp::create(
       b, loc,
-      MemRefType::get({(layout.total() - 1024) / 2}, elt,
+      MemRefType::get({layout.barrierOffset() / 2}, elt,
                       MemRefLayoutAttrInterface(), workgroup),
       smem, shift, ValueRange{});
+  // The mbarriers: Q full (0); K full (1 + s), V full (1 + S + s), empty
+  // (1 + 2S + s) of stage s.
+  auto barrier = [&](KB &e, Value index) -> Value {
+    Value address = e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
+                          e.mul(index, e.idx(8)));
+    Value i64 = arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(),
+                                             address);
+    return LLVM::IntToPtrOp::create(e.b, e.loc,
+                                    LLVM::LLVMPointerType::get(ctx, 3), i64);
+  };
+  auto i32c = [&](KB &e, int64_t v) -> Value {
+    return arith::ConstantOp::create(e.b, e.loc, e.b.getI32IntegerAttr(v));
+  };
+  auto wait = [&](KB &e, Value index, Value parity) {
+    NVVM::MBarrierTryWaitParityOp::create(
+        e.b, e.loc, barrier(e, index),
+        arith::IndexCastUIOp::create(e.b, e.loc, i32, parity),
+        i32c(e, 10000000));
+  };
+  auto proxyFence = [&](KB &e) {
+    NVVM::FenceProxyOp::create(
+        e.b, e.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  };
+  auto ifThen = [&](KB &e, Value cond, function_ref<void(KB &)> fn) {
+    scf::IfOp::create(e.b, e.loc, cond, [&](OpBuilder &nb, Location nl) {
+      KB x{nb, nl};
+      fn(x);
+      scf::YieldOp::create(nb, nl);
+    });
+  };
+  auto eq = [&](KB &e, Value x, int64_t c) -> Value {
+    return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
+                                 e.idx(c));
+  };
 
   auto [qb, by] = k.blockCoordinates(plan);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   bi = k.divu(by, plan.Hq);
   hi = k.remu(by, plan.Hq);
   kvh = k.divu(hi, plan.G);
-  Value wg = k.divu(tid, 128), warp = k.remu(k.divu(tid, 32), 4);
-  Value lane = k.remu(tid, 32);
-  Value g = k.divu(lane, 4), t = k.remu(lane, 4);
-  Value t2 = k.mul(t, k.idx(2));
   Value q0 = k.mul(qb, k.idx(kBQ));
-  // The thread's rows: g and g + 8 of its warp's m16 tile of its
-  // warpgroup's 64 rows.
-  Value warpRow0 = k.add(k.mul(wg, k.idx(64)), k.mul(warp, k.idx(16)));
-  SmallVector<Value> rows, rowsC;
-  for (int64_t r = 0; r < 2; ++r) {
-    Value row = k.add(k.add(q0, warpRow0), k.add(g, k.idx(8 * r)));
-    rows.push_back(row);
-    rowsC.push_back(k.min(row, k.idx(plan.Nq - 1)));
-  }
-
-  // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
-  Value qDesc = descriptor(
-      k, k.add(bufAddress, k.mul(wg, k.idx(64 * qt.panel))),
-      qt.descriptorBits(/*nMajor=*/false));
-  Value kDesc = descriptor(k, k.add(bufAddress, k.idx(layout.kOffset())),
-                           kt.descriptorBits(/*nMajor=*/false));
-  Value vDesc = descriptor(k, k.add(bufAddress, k.idx(layout.vOffset())),
-                           vt.descriptorBits(/*nMajor=*/true));
-
   Value kbBegin, kbEnd;
   std::tie(kbBegin, kbEnd) = k.keyBlockRange(
       plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
 
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  auto commit = [&](KB &e, SmallVector<Value> &tokens) {
-    Value group =
-        nvgpu::DeviceAsyncCreateGroupOp::create(e.b, e.loc, tokenType, tokens);
-    tokens.clear();
-    return group;
-  };
-  // A block is ready once at most S - 2 younger groups are pending; the
-  // proxy fence orders the thread's copies before the tensor cores' reads,
-  // the barrier publishes them to the CTA.
-  auto waitOldest = [&](KB &e, Value group) {
-    nvgpu::DeviceAsyncWaitOp::create(e.b, e.loc, group,
-                                     e.b.getI32IntegerAttr(kStages - 2));
-    NVVM::FenceProxyOp::create(
-        e.b, e.loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(e.b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(e.b, e.loc);
-  };
-  // Block kb of K and V into stage `stage` (block index clamped to the last
-  // block without a key tail: prefetches past the range re-read it; with a
-  // tail, rows clamped to Nk - 1).
-  auto copyBlock = [&](KB &e, Value kb, Value stage,
-                       SmallVector<Value> &tokens) {
-    Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)),
-                     e.idx(kBK));
-    Value last = tail ? e.idx(plan.Nk - 1) : Value();
-    copyRows(e, key, kvh, k0, last, D, kt,
-             e.divu(e.add(e.idx(layout.kOffset()),
-                          e.mul(stage, e.idx(layout.kStage()))),
-                    2),
-             tokens);
-    copyRows(e, value, kvh, k0, last, Dv, vt,
-             e.divu(e.add(e.idx(layout.vOffset()),
-                          e.mul(stage, e.idx(layout.vStage()))),
-                    2),
-             tokens);
-  };
-
-  // Prologue: zero padding columns, Q, blocks kbBegin .. kbBegin + S - 2.
+  // Set-up by the whole CTA: the mbarriers (the producer's 128 threads
+  // arrive on the full ones as their copies land, every consumer thread on
+  // the empty ones), zeros in the padding columns; then the roles.
+  ifThen(k, eq(k, tid, 0), [&](KB &x) {
+    auto init = [&](int64_t index, int64_t count) {
+      NVVM::MBarrierInitOp::create(x.b, x.loc, barrier(x, x.idx(index)),
+                                   i32c(x, count), Value());
+    };
+    init(0, kProducerThreads);
+    for (int64_t st = 0; st < kStages; ++st) {
+      init(1 + st, kProducerThreads);
+      init(1 + kStages + st, kProducerThreads);
+      init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
+    }
+    NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
+  });
   zeroPadding(qt, D, 0, 1, 0);
   zeroPadding(kt, D, layout.kOffset(), kStages, layout.kStage());
   zeroPadding(vt, Dv, layout.vOffset(), kStages, layout.vStage());
+  if (Dp != D || Dvp != Dv)
+    proxyFence(k);
+  gpu::BarrierOp::create(b, loc);
+
+  // Registers: the producer gives up what the consumers take (one branch
+  // per role, as setmaxnreg needs; RegisterSplit).
+  const RegisterSplit split = registerSplit(consumers);
+  // The warpgroup index, made warp-uniform for ptxas by a shuffle from lane
+  // 0 (otherwise it allocates both roles' registers at the entry cap).
+  Value wgAll = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(
+          b, loc,
+          arith::IndexCastUIOp::create(b, loc, i32, k.divu(tid, 128)), 0, 32,
+          gpu::ShuffleMode::IDX)
+          .getShuffleResult());
+  scf::IfOp roles = scf::IfOp::create(b, loc, eq(k, wgAll, 0),
+                                      /*withElseRegion=*/true);
+
+  // The producer warpgroup: Q, then K and V of each block into the stage
+  // ring: a stage is refilled once every consumer thread arrived on its
+  // empty barrier; each copy signals its full barrier as it lands.
   {
-    SmallVector<Value> tokens;
-    copyRows(k, q, hi, q0, k.idx(plan.Nq - 1), D, qt, k.idx(0), tokens);
-    Value group;
-    for (int64_t st = 0; st < kStages - 1; ++st) {
-      copyBlock(k, k.add(kbBegin, k.idx(st)), k.idx(st), tokens);
-      group = commit(k, tokens);
-    }
-    waitOldest(k, group);
+    OpBuilder pb = roles.getThenBodyBuilder();
+    KB p{pb, loc};
+    NVVM::SetMaxRegisterOp::create(pb, loc, split.producer,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    copyRows(p, q, hi, q0, p.idx(plan.Nq - 1), D, qt, p.idx(0));
+    NVVM::CpAsyncMBarrierArriveOp::create(pb, loc, barrier(p, p.idx(0)),
+                                          /*noinc=*/true);
+    scf::ForOp::create(
+        pb, loc, kbBegin, kbEnd, p.idx(1), ValueRange{},
+        [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
+          KB e{lb, ll};
+          Value i = e.sub(kb, kbBegin);
+          Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
+          ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &x) {
+            wait(x, x.add(x.idx(1 + 2 * kStages), stage),
+                 x.remu(x.sub(round, x.idx(1)), 2));
+          });
+          Value k0 = e.mul(kb, e.idx(kBK));
+          Value last = tail ? e.idx(plan.Nk - 1) : Value();
+          copyRows(e, key, kvh, k0, last, D, kt,
+                   e.divu(e.add(e.idx(layout.kOffset()),
+                                e.mul(stage, e.idx(layout.kStage()))),
+                          2));
+          NVVM::CpAsyncMBarrierArriveOp::create(
+              lb, ll, barrier(e, e.add(e.idx(1), stage)), /*noinc=*/true);
+          copyRows(e, value, kvh, k0, last, Dv, vt,
+                   e.divu(e.add(e.idx(layout.vOffset()),
+                                e.mul(stage, e.idx(layout.vStage()))),
+                          2));
+          NVVM::CpAsyncMBarrierArriveOp::create(
+              lb, ll, barrier(e, e.add(e.idx(1 + kStages), stage)),
+              /*noinc=*/true);
+          scf::YieldOp::create(lb, ll);
+        });
+    // No copy outlives the producer.
+    NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
   }
+
+  // The consumer warpgroups.
+  OpBuilder cb = roles.getElseBodyBuilder();
+  KB c{cb, loc};
+  NVVM::SetMaxRegisterOp::create(cb, loc, split.consumer,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Value wg = c.sub(wgAll, c.idx(1)), warp = c.remu(c.divu(tid, 32), 4);
+  Value lane = c.remu(tid, 32);
+  Value g = c.divu(lane, 4), t = c.remu(lane, 4);
+  Value t2 = c.mul(t, c.idx(2));
+  // The thread's rows: g and g + 8 of its warp's m16 tile of its
+  // warpgroup's 64 rows.
+  Value warpRow0 = c.add(c.mul(wg, c.idx(64)), c.mul(warp, c.idx(16)));
+  SmallVector<Value> rows, rowsC;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = c.add(c.add(q0, warpRow0), c.add(g, c.idx(8 * r)));
+    rows.push_back(row);
+    rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
+  }
+  // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
+  Value qDesc = descriptor(
+      c, c.add(bufAddress, c.mul(wg, c.idx(64 * qt.panel))),
+      qt.descriptorBits(/*nMajor=*/false));
+  Value kDesc = descriptor(c, c.add(bufAddress, c.idx(layout.kOffset())),
+                           kt.descriptorBits(/*nMajor=*/false));
+  Value vDesc = descriptor(c, c.add(bufAddress, c.idx(layout.vOffset())),
+                           vt.descriptorBits(/*nMajor=*/true));
+  wait(c, c.idx(0), c.idx(0));
+  proxyFence(c);
 
   // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators.
   SmallVector<Value> init;
   for (int64_t i = 0; i < 2; ++i)
-    init.push_back(k.f32(kNegInf));
+    init.push_back(c.f32(kNegInf));
   for (int64_t i = 0; i < 2; ++i)
-    init.push_back(k.f32(0.0));
+    init.push_back(c.f32(0.0));
   for (int64_t i = 0; i < ol.size(); ++i)
-    init.push_back(k.f32(0.0));
+    init.push_back(c.f32(0.0));
   double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
   const bool elementwise = plan.op.hasScoreMod() || bias || keep;
   const bool foldScale = !elementwise && scaleLog2e > 0;
@@ -469,20 +583,16 @@ void WgmmaEmitter::emit() {
   auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
                        ValueRange iter) {
     KB e{lb, ll};
-    Value stage = e.remu(e.sub(kb, kbBegin), kStages);
-    // Block kb + S - 1 into the stage of block kb - 1 (its readers finished
-    // before the barrier that ended the last iteration).
-    Value ahead = e.add(kb, e.idx(kStages - 1));
-    SmallVector<Value> tokens;
-    copyBlock(e, ahead, e.remu(e.sub(ahead, kbBegin), kStages), tokens);
-    Value group = commit(e, tokens);
+    Value i = e.sub(kb, kbBegin);
+    Value stage = e.remu(i, kStages), parity = e.remu(e.divu(i, kStages), 2);
 
-    // S = Q K^T.
+    // S = Q K^T, once the block's K landed.
+    wait(e, e.add(e.idx(1), stage), parity);
+    proxyFence(e);
     Value kStageDesc =
         advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
-    Value acc = LLVM::UndefOp::create(e.b, e.loc,
-                                      f32Struct(e.b.getContext(), kBK / 2));
+    Value acc = LLVM::UndefOp::create(e.b, e.loc, f32Struct(ctx, kBK / 2));
     for (int64_t ks = 0; ks < Dp / 16; ++ks)
       acc = wgmmaShared(
           e, acc, advance(e, qDesc, e.idx(qt.kStepOffset(ks, false))),
@@ -522,7 +632,9 @@ void WgmmaEmitter::emit() {
           e, plan, sl, s, 0, ks, rowMax, foldScale, scaleLog2e, seed,
           [&](int64_t j, int64_t i) { return coordinates(0, j, i); }));
 
-    // O += P V.
+    // O += P V, once the block's V landed; then the stage is free.
+    wait(e, e.add(e.idx(1 + kStages), stage), parity);
+    proxyFence(e);
     Value vStageDesc =
         advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
@@ -532,24 +644,19 @@ void WgmmaEmitter::emit() {
           advance(e, vStageDesc, e.idx(vt.kStepOffset(ks, true))));
     NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
     o = waitGroup(e, o);
+    NVVM::MBarrierArriveOp::create(
+        e.b, e.loc, Type(), barrier(e, e.add(e.idx(1 + 2 * kStages), stage)),
+        Value());
 
-    waitOldest(e, group);
     SmallVector<Value> next = rowMax.mNew;
     next.append(rowMax.lsum);
     next.append(o);
     scf::YieldOp::create(lb, ll, next);
   };
   SmallVector<Value> state =
-      runKeyBlocks(k, plan, q0, kBQ, kBK, kbBegin, kbEnd, init, blockBody);
-
-  // Prefetches past the last block may still be in flight with more than
-  // two stages: drain them before the kernel ends.
-  if (kStages > 2) {
-    SmallVector<Value> none;
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, commit(k, none),
-                                     b.getI32IntegerAttr(0));
-  }
-  storeOutputs(k, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+      runKeyBlocks(c, plan, q0, kBQ, kBK, kbBegin, kbEnd, init, blockBody);
+  storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+  b.setInsertionPointAfter(roles);
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -621,7 +728,8 @@ LogicalResult WgmmaFamily::resolveOptions(
   if (resolved.chunk != resolved.blockK)
     return error() << "takes chunk = block-k, not " << resolved.chunk;
   resolved.threadsPerRow = 1;
-  plan.threads = 32 * resolved.warps;
+  // The consumer warpgroups and the producer warpgroup.
+  plan.threads = 32 * resolved.warps + kProducerThreads;
   auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
   while (requested.blockK == 0 && sharedBytes() > sharedLimit &&
          resolved.blockK > 32) {

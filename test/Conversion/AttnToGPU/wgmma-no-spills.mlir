@@ -1,6 +1,7 @@
 // The default configurations of mma=wgmma at d = 64, 128 (causal and not)
 // and 256 in the benchmark's shapes: ptxas must report no spills and no
-// warning (wgmma serialization would be one).
+// warning (wgmma serialization would be one), and the entry register count
+// must be the cap.
 // RUN: %if ptxas %{ sed -e 's/DIM/64/g' -e 's/MASK/none/' %s > %t.d64.mlir %}
 // RUN: %if ptxas %{ attnfuse-opt %t.d64.mlir --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -o %t.d64.final.mlir %}
 // RUN: %if ptxas %{ attnfuse-opt %t.d64.mlir --convert-attn-to-gpu=mma=wgmma -o %t.d64.stage1.mlir %}
@@ -30,6 +31,8 @@
 // CHECK-NOT: warning
 // CHECK: Function properties for attn_fwd_0
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// The CTA's register pool, 168 x 384, is what setmaxnreg splits.
+// CHECK-NEXT: Used 168 registers
 // CHECK-NOT: warning
 func.func @attn(%q: tensor<4x16x4096xDIMxbf16>, %k: tensor<4x16x4096xDIMxbf16>, %v: tensor<4x16x4096xDIMxbf16>) -> (tensor<4x16x4096xDIMxbf16>, tensor<4x16x4096xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<4x16x4096xDIMxbf16>, tensor<4x16x4096xDIMxbf16>, tensor<4x16x4096xDIMxbf16>) {mask = #attn.mask<MASK>} -> tensor<4x16x4096xDIMxbf16>, tensor<4x16x4096xf32>

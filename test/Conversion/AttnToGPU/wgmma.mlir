@@ -1,6 +1,7 @@
-// The sm_90a instruction family (mma=wgmma): kernel structure (warpgroups,
-// swizzled shared-memory tiles, wgmma from shared memory for S and with P
-// from registers for O, accumulators tied through wgmma.wait_group), its
+// The sm_90a instruction family (mma=wgmma): kernel structure (a producer
+// warpgroup filling a ring of K/V stages under mbarriers, consumer
+// warpgroups with wgmma from swizzled shared memory for S and with P from
+// registers for O, accumulators tied through wgmma.wait_group), its
 // option errors, the fallback remarks, and the PTX of the first kernel
 // (ptxas: no spills, no warnings; the other defaults: wgmma-no-spills.mlir).
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file -verify-diagnostics | FileCheck %s
@@ -22,31 +23,54 @@
 // CHUNK: mma=wgmma takes chunk = block-k, not 64
 // S1: mma=wgmma takes 2 to 4 stages, not 1
 
-// Two warpgroups of 64 rows, 128-key blocks at d = 128; dynamic shared
-// memory: 1024 (alignment) + Q 128 x 256 bytes + 2 stages x (K, V) 128 x 256
-// bytes = 164864. Causal: heads fastest, longest query blocks first.
+// A producer warpgroup and two consumer warpgroups of 64 rows, 128-key
+// blocks at d = 128; dynamic shared memory: 1024 (alignment) + Q 128 x 256
+// bytes + 2 stages x (K, V) 128 x 256 bytes + 7 mbarriers = 164920.
+// Causal: heads fastest, longest query blocks first.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.block = array<i64: 256, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164864 : i64, attn.family = "wgmma", attn.grid = array<i64: 8, 8, 1>
+// CHECK-SAME:    attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164920 : i64, attn.family = "wgmma", attn.grid = array<i64: 8, 8, 1>
 // CHECK:         memref.extract_aligned_pointer_as_index
-// CHECK:         nvgpu.device_async_copy
-// CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:         nvvm.mbarrier.init
+// CHECK:         nvvm.fence.mbarrier.init
 // CHECK:         gpu.barrier
-// CHECK:         scf.for
-// CHECK:           nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
-// CHECK:           nvvm.wgmma.commit.group.sync.aligned
-// CHECK:           llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
-// CHECK:           nvvm.wgmma.fence.aligned
-// CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
-// CHECK:           nvvm.wgmma.commit.group.sync.aligned
-// CHECK:           "wgmma.wait_group.sync.aligned 0;"
-// W12: attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 192, 32, 1, 32>
+// CHECK:         gpu.shuffle  idx
+// CHECK:         scf.if
+// CHECK-NEXT:      nvvm.setmaxregister  decrease 40
+// CHECK:           nvgpu.device_async_copy
+// CHECK:           nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
+// CHECK:           scf.for
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             nvgpu.device_async_copy
+// CHECK:           nvvm.cp.async.wait.group 0
+// CHECK:         } else {
+// CHECK-NEXT:      nvvm.setmaxregister  increase 232
+// CHECK:           scf.for
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8:     nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
+// CHECK:             nvvm.wgmma.commit.group.sync.aligned
+// CHECK:             llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8:     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK:             nvvm.wgmma.commit.group.sync.aligned
+// CHECK:             "wgmma.wait_group.sync.aligned 0;"
+// CHECK:             nvvm.mbarrier.arrive
+// W12: attn.block = array<i64: 512, 1, 1>, attn.config = array<i64: 192, 32, 1, 32>
 // PTX: .entry attn_fwd_0(
-// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: .maxntid 384, 1, 1
+// PTX: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}232;
+// PTX: mbarrier.try_wait.parity
 // PTX: fence.proxy.async.shared::cta
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}40;
+// PTX: cp.async.mbarrier.arrive.noinc
 // PTXAS-NOT: warning
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// The CTA's register pool is 168 x 384 (setmaxnreg's split needs exactly it).
+// PTXAS-NEXT: Used 168 registers
 // PTXAS-NOT: warning
 func.func @causal_gqa(%q: tensor<1x8x1024x128xbf16>, %k: tensor<1x2x1024x128xbf16>, %v: tensor<1x2x1024x128xbf16>) -> (tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x8x1024x128xbf16>, tensor<1x2x1024x128xbf16>, tensor<1x2x1024x128xbf16>) {mask = #attn.mask<causal>} -> tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>
