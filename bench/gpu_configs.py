@@ -192,11 +192,13 @@ for d, n in [(d, n) for d in (64, 128) for n in (1024, 4096, 16384)] + [
                                role="variant", opts=WGMMA))
 for c in (0, 1):
     for d, n, name, opts in (
-            (64, 16384, "w12", " warps=12"),
-            (64, 16384, "s3", " stages=3"),
+            (64, 16384, "w8", " warps=8"),
             (128, 16384, "s3", " stages=3"),
-            (128, 16384, "bk64", " block-k=64"),
-            (256, 4096, "bk80", " block-k=80"),
+            (128, 4096, "w12_bk64", " warps=12 block-k=64"),
+            (96, 4096, "w12_bk64", " warps=12 block-k=64"),
+            (80, 4096, "w12_bk64", " warps=12 block-k=64"),
+            (72, 4096, "w12_bk64", " warps=12 block-k=64"),
+            (256, 4096, "bk48", " block-k=48"),
             (256, 4096, "bk32_s3", " block-k=32 stages=3")):
         BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_wgmma_{name}", d, n, c,
                                role="variant", opts=WGMMA + opts))

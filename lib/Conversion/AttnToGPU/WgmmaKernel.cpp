@@ -139,10 +139,12 @@ struct SharedLayout {
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
-  /// The mbarriers (8 bytes each): Q full, then per stage K full, V full
-  /// and empty.
+  /// The mbarriers (8 bytes each): Q full, then per stage K full, V full,
+  /// K empty and V empty.
   int64_t barrierOffset() const { return vOffset() + stages * vStage(); }
-  int64_t total() const { return 1024 + barrierOffset() + 8 * (1 + 3 * stages); }
+  int64_t total() const {
+    return 1024 + barrierOffset() + 8 * (1 + 4 * stages);
+  }
 };
 
 class WgmmaEmitter : KernelArgs {
@@ -413,8 +415,8 @@ void WgmmaEmitter::emit() {
       MemRefType::get({layout.barrierOffset() / 2}, elt,
                       MemRefLayoutAttrInterface(), workgroup),
       smem, shift, ValueRange{});
-  // The mbarriers: Q full (0); K full (1 + s), V full (1 + S + s), empty
-  // (1 + 2S + s) of stage s.
+  // The mbarriers: Q full (0); K full (1 + s), V full (1 + S + s), K empty
+  // (1 + 2S + s), V empty (1 + 3S + s) of stage s.
   auto barrier = [&](KB &e, Value index) -> Value {
     Value address = e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
                           e.mul(index, e.idx(8)));
@@ -472,6 +474,7 @@ void WgmmaEmitter::emit() {
       init(1 + st, kProducerThreads);
       init(1 + kStages + st, kProducerThreads);
       init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
+      init(1 + 3 * kStages + st, 32 * plan.cfg.warps);
     }
     NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
   });
@@ -498,8 +501,9 @@ void WgmmaEmitter::emit() {
                                       /*withElseRegion=*/true);
 
   // The producer warpgroup: Q, then K and V of each block into the stage
-  // ring: a stage is refilled once every consumer thread arrived on its
-  // empty barrier; each copy signals its full barrier as it lands.
+  // ring: a stage's K (V) is refilled once every consumer thread arrived on
+  // its K (V) empty barrier; each copy signals its full barrier as it
+  // lands.
   {
     OpBuilder pb = roles.getThenBodyBuilder();
     KB p{pb, loc};
@@ -514,18 +518,22 @@ void WgmmaEmitter::emit() {
           KB e{lb, ll};
           Value i = e.sub(kb, kbBegin);
           Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
-          ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &x) {
-            wait(x, x.add(x.idx(1 + 2 * kStages), stage),
-                 x.remu(x.sub(round, x.idx(1)), 2));
-          });
+          auto waitEmpty = [&](int64_t first) {
+            ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &x) {
+              wait(x, x.add(x.idx(first), stage),
+                   x.remu(x.sub(round, x.idx(1)), 2));
+            });
+          };
           Value k0 = e.mul(kb, e.idx(kBK));
           Value last = tail ? e.idx(plan.Nk - 1) : Value();
+          waitEmpty(1 + 2 * kStages);
           copyRows(e, key, kvh, k0, last, D, kt,
                    e.divu(e.add(e.idx(layout.kOffset()),
                                 e.mul(stage, e.idx(layout.kStage()))),
                           2));
           NVVM::CpAsyncMBarrierArriveOp::create(
               lb, ll, barrier(e, e.add(e.idx(1), stage)), /*noinc=*/true);
+          waitEmpty(1 + 3 * kStages);
           copyRows(e, value, kvh, k0, last, Dv, vt,
                    e.divu(e.add(e.idx(layout.vOffset()),
                                 e.mul(stage, e.idx(layout.vStage()))),
@@ -568,30 +576,41 @@ void WgmmaEmitter::emit() {
   wait(c, c.idx(0), c.idx(0));
   proxyFence(c);
 
-  // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators.
-  SmallVector<Value> init;
-  for (int64_t i = 0; i < 2; ++i)
-    init.push_back(c.f32(kNegInf));
-  for (int64_t i = 0; i < 2; ++i)
-    init.push_back(c.f32(0.0));
-  for (int64_t i = 0; i < ol.size(); ++i)
-    init.push_back(c.f32(0.0));
+  // Ping-pong between the consumer warpgroups (named barriers 1 ..
+  // consumers): a warpgroup issues its products only after the previous one
+  // (cyclically) issued its own, so that one's softmax runs while the
+  // other's products do. Barrier 1 + w counts warpgroup w's 128 threads
+  // (bar.sync) and its predecessor's (bar.arrive); the last warpgroup lets
+  // the first one start.
+  auto i32v = [&](KB &e, Value v) -> Value {
+    return arith::IndexCastUIOp::create(e.b, e.loc, i32, v);
+  };
+  auto turn = [&](KB &e) {
+    NVVM::BarrierOp::create(e.b, e.loc, Type(), i32v(e, e.add(wg, e.idx(1))),
+                            i32c(e, 256), NVVM::BarrierReductionAttr(),
+                            Value());
+  };
+  auto passTurn = [&](KB &e) {
+    Value next = e.add(e.remu(e.add(wg, e.idx(1)), consumers), e.idx(1));
+    NVVM::BarrierArriveOp::create(e.b, e.loc, i32v(e, next), i32c(e, 256));
+  };
+  ifThen(c, eq(c, wg, consumers - 1), [&](KB &x) {
+    NVVM::BarrierArriveOp::create(x.b, x.loc, i32c(x, 1), i32c(x, 256));
+  });
+
   double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
   const bool elementwise = plan.op.hasScoreMod() || bias || keep;
   const bool foldScale = !elementwise && scaleLog2e > 0;
-
-  auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
-                       ValueRange iter) {
-    KB e{lb, ll};
-    Value i = e.sub(kb, kbBegin);
-    Value stage = e.remu(i, kStages), parity = e.remu(e.divu(i, kStages), 2);
-
-    // S = Q K^T, once the block's K landed.
-    wait(e, e.add(e.idx(1), stage), parity);
-    proxyFence(e);
+  const int64_t kP = kBK / 16;
+  auto stageOf = [&](KB &e, Value kb) { return e.remu(e.sub(kb, kbBegin), kStages); };
+  auto parityOf = [&](KB &e, Value kb) {
+    return e.remu(e.divu(e.sub(kb, kbBegin), kStages), 2);
+  };
+  // Issues S = Q K^T of block kb once its K landed (not waited for).
+  auto issueScores = [&](KB &e, Value kb) -> Value {
+    Value stage = stageOf(e, kb);
     Value kStageDesc =
         advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
-    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     Value acc = LLVM::UndefOp::create(e.b, e.loc, f32Struct(ctx, kBK / 2));
     for (int64_t ks = 0; ks < Dp / 16; ++ks)
       acc = wgmmaShared(
@@ -599,8 +618,39 @@ void WgmmaEmitter::emit() {
           advance(e, kStageDesc, e.idx(kt.kStepOffset(ks, false))), kBK,
           /*first=*/ks == 0);
     NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
-    SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
-
+    return acc;
+  };
+  auto waitKeys = [&](KB &e, Value kb) {
+    wait(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
+    proxyFence(e);
+  };
+  // Issues O += P V of block kb once its V landed (not waited for).
+  auto issueValues = [&](KB &e, Value kb, ArrayRef<Value> pRegs,
+                         ArrayRef<Value> o) {
+    Value stage = stageOf(e, kb);
+    wait(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
+    proxyFence(e);
+    Value vStageDesc =
+        advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
+    SmallVector<Value> acc(o);
+    for (int64_t ks = 0; ks < kP; ++ks)
+      acc = wgmmaRegisterA(
+          e, acc, pRegs.slice(4 * ks, 4),
+          advance(e, vStageDesc, e.idx(vt.kStepOffset(ks, true))));
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    return acc;
+  };
+  // Frees block kb's K (first = 1 + 2S) or V (1 + 3S) stage.
+  auto release = [&](KB &e, int64_t first, Value kb) {
+    NVVM::MBarrierArriveOp::create(
+        e.b, e.loc, Type(), barrier(e, e.add(e.idx(first), stageOf(e, kb))),
+        Value());
+  };
+  // The online softmax of block kb's scores `s` (waited for): the row
+  // maxima and the P operands of its k-steps (P V's A fragments).
+  auto softmax = [&](KB &e, Value kb, bool masked, SmallVector<Value> &s,
+                     ArrayRef<Value> m, ArrayRef<Value> l,
+                     SmallVector<Value> &pRegs) {
     // Element (n, i) of S: row rows[i / 2], key k0 + 8n + 2t + i % 2.
     Value k0 = e.mul(kb, e.idx(kBK));
     auto coordinates = [&](int64_t mt, int64_t j, int64_t i) {
@@ -618,43 +668,118 @@ void WgmmaEmitter::emit() {
     }
     if (masked)
       maskScores(e, plan, sl, k0, t2, rows[0], s);
-
-    SmallVector<Value> curVec(iter.begin(), iter.end());
-    ArrayRef<Value> cur(curVec);
-    RowMaxima rowMax = updateRowMaxima(e, sl, s, cur.take_front(2),
-                                       cur.slice(2, 2), foldScale, scaleLog2e);
-    SmallVector<Value> o =
-        rescaleAccumulators(e, ol, rowMax, cur.take_front(2),
-                            cur.drop_front(4), plan.cfg.lazyRescale);
-    SmallVector<SmallVector<Value>> p;
-    for (int64_t ks = 0; ks < kBK / 16; ++ks)
-      p.push_back(probabilityOperands(
+    RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, foldScale, scaleLog2e);
+    for (int64_t ks = 0; ks < kP; ++ks)
+      pRegs.append(probabilityOperands(
           e, plan, sl, s, 0, ks, rowMax, foldScale, scaleLog2e, seed,
           [&](int64_t j, int64_t i) { return coordinates(0, j, i); }));
+    return rowMax;
+  };
 
-    // O += P V, once the block's V landed; then the stage is free.
-    wait(e, e.add(e.idx(1 + kStages), stage), parity);
-    proxyFence(e);
-    Value vStageDesc =
-        advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
+  // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators,
+  // then the P operands of the previous block (4 per k-step). The products
+  // of one step are S of block kb and O += P V of block kb - 1, issued
+  // together (FlashAttention-3's overlap within the warpgroup): the softmax
+  // of block kb runs while P V of kb - 1 does. The first block (its S
+  // alone) is peeled off, and so is the last P V.
+  SmallVector<Value> zeros;
+  for (int64_t i = 0; i < 2 + ol.size(); ++i)
+    zeros.push_back(c.f32(0.0));
+  Type pType = toOperand(c, elt, vector::BroadcastOp::create(
+                                     cb, loc, VectorType::get({2}, elt),
+                                     arith::ConstantOp::create(
+                                         cb, loc, cb.getZeroAttr(elt))))
+                   .getType();
+  SmallVector<Type> stateTypes(4 + ol.size(), cb.getF32Type());
+  stateTypes.append(4 * kP, pType);
+  Value any = c.ult(kbBegin, kbEnd);
+  auto first = scf::IfOp::create(cb, loc, stateTypes, any,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder fb = first.getThenBodyBuilder();
+    KB e{fb, loc};
+    waitKeys(e, kbBegin);
+    turn(e);
+    NVVM::WgmmaFenceAlignedOp::create(fb, loc);
+    Value acc = issueScores(e, kbBegin);
+    passTurn(e);
+    SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
+    release(e, 1 + 2 * kStages, kbBegin);
+    SmallVector<Value> m{e.f32(kNegInf), e.f32(kNegInf)};
+    SmallVector<Value> l{e.f32(0.0), e.f32(0.0)}, pRegs;
+    RowMaxima rowMax =
+        softmax(e, kbBegin, /*masked=*/true, s, m, l, pRegs);
+    SmallVector<Value> result = rowMax.mNew;
+    result.append(rowMax.lsum);
+    result.append(zeros.begin() + 2, zeros.end());
+    result.append(pRegs);
+    scf::YieldOp::create(fb, loc, result);
+    // No block: nothing is read (the state only feeds the epilogue's
+    // empty rows).
+    OpBuilder eb = first.getElseBodyBuilder();
+    KB x{eb, loc};
+    SmallVector<Value> none{x.f32(kNegInf), x.f32(kNegInf)};
+    none.append(zeros);
+    Value zeroP = toOperand(
+        x, elt,
+        vector::BroadcastOp::create(
+            eb, loc, VectorType::get({2}, elt),
+            arith::ConstantOp::create(eb, loc, eb.getZeroAttr(elt))));
+    none.append(4 * kP, zeroP);
+    scf::YieldOp::create(eb, loc, none);
+  }
+
+  auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
+                       ValueRange iter) {
+    KB e{lb, ll};
+    SmallVector<Value> cur(iter.begin(), iter.end());
+    ArrayRef<Value> curRef(cur);
+    Value prev = e.sub(kb, e.idx(1));
+    waitKeys(e, kb);
+    turn(e);
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
-    for (int64_t ks = 0; ks < kBK / 16; ++ks)
-      o = wgmmaRegisterA(
-          e, o, p[ks],
-          advance(e, vStageDesc, e.idx(vt.kStepOffset(ks, true))));
-    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    Value acc = issueScores(e, kb);
+    SmallVector<Value> o = issueValues(e, prev, curRef.drop_front(4 + ol.size()),
+                                       curRef.slice(4, ol.size()));
+    passTurn(e);
+    SmallVector<Value> s = accumulatorAsm(
+        e, "wgmma.wait_group.sync.aligned 1;", unpack(e, acc, kBK / 2), {},
+        "");
+    release(e, 1 + 2 * kStages, kb);
+    SmallVector<Value> pRegs;
+    RowMaxima rowMax = softmax(e, kb, masked, s, curRef.take_front(2),
+                               curRef.slice(2, 2), pRegs);
     o = waitGroup(e, o);
-    NVVM::MBarrierArriveOp::create(
-        e.b, e.loc, Type(), barrier(e, e.add(e.idx(1 + 2 * kStages), stage)),
-        Value());
-
+    release(e, 1 + 3 * kStages, prev);
+    o = rescaleAccumulators(e, ol, rowMax, curRef.take_front(2), o,
+                            plan.cfg.lazyRescale);
     SmallVector<Value> next = rowMax.mNew;
     next.append(rowMax.lsum);
     next.append(o);
+    next.append(pRegs);
     scf::YieldOp::create(lb, ll, next);
   };
-  SmallVector<Value> state =
-      runKeyBlocks(c, plan, q0, kBQ, kBK, kbBegin, kbEnd, init, blockBody);
+  SmallVector<Value> loopState =
+      runKeyBlocks(c, plan, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)), kbEnd,
+                   first.getResults(), blockBody);
+  // The last block's P V.
+  auto last = scf::IfOp::create(
+      cb, loc, TypeRange(ArrayRef<Type>(stateTypes).slice(4, ol.size())), any,
+      /*withElseRegion=*/true);
+  {
+    ArrayRef<Value> st(loopState);
+    OpBuilder lb = last.getThenBodyBuilder();
+    KB e{lb, loc};
+    NVVM::WgmmaFenceAlignedOp::create(lb, loc);
+    SmallVector<Value> o =
+        issueValues(e, e.sub(kbEnd, e.idx(1)), st.drop_front(4 + ol.size()),
+                    st.slice(4, ol.size()));
+    scf::YieldOp::create(lb, loc, waitGroup(e, o));
+    OpBuilder eb = last.getElseBodyBuilder();
+    scf::YieldOp::create(eb, loc, st.slice(4, ol.size()));
+  }
+  SmallVector<Value> state(loopState.begin(), loopState.begin() + 4);
+  state.append(last.getResults().begin(), last.getResults().end());
   storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
   b.setInsertionPointAfter(roles);
   gpu::ReturnOp::create(b, loc);
@@ -688,8 +813,9 @@ public:
   }
 };
 
-/// Defaults: 2 warpgroups (128 query rows), 2 stages; 128 keys per block up
-/// to d = 128 (S and O are 64 f32 registers per thread each), 64 above.
+/// Defaults, measured on the H200 (docs/GPU.md): 3 consumer warpgroups (192
+/// query rows) up to d = 64, 2 above; 2 stages; 128 keys per block up to
+/// d = 128 (S and O are 64 f32 registers per thread each), 64 above.
 LogicalResult WgmmaFamily::resolveOptions(
     KernelPlan &plan, const AttentionKernelOptions &requested,
     int64_t sharedLimit) const {
@@ -702,7 +828,7 @@ LogicalResult WgmmaFamily::resolveOptions(
     return op.emitOpError() << "convert-attn-to-gpu: mma=wgmma ";
   };
   if (resolved.warps == 0)
-    resolved.warps = 8;
+    resolved.warps = d > 64 ? 8 : 12;
   if (resolved.warps != 8 && resolved.warps != 12)
     return error() << "takes warps 8 or 12 (2 or 3 warpgroups), not "
                    << resolved.warps;

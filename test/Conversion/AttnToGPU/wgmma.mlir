@@ -25,11 +25,13 @@
 
 // A producer warpgroup and two consumer warpgroups of 64 rows, 128-key
 // blocks at d = 128; dynamic shared memory: 1024 (alignment) + Q 128 x 256
-// bytes + 2 stages x (K, V) 128 x 256 bytes + 7 mbarriers = 164920.
-// Causal: heads fastest, longest query blocks first.
+// bytes + 2 stages x (K, V) 128 x 256 bytes + 9 mbarriers = 164936.
+// Causal: heads fastest, longest query blocks first. The consumers issue S
+// of block j with P V of block j - 1 (their turn taken on named barriers,
+// ping-pong), wait for S alone (wait_group 1), then for P V.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164920 : i64, attn.family = "wgmma", attn.grid = array<i64: 8, 8, 1>
+// CHECK-SAME:    attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164936 : i64, attn.family = "wgmma", attn.grid = array<i64: 8, 8, 1>
 // CHECK:         memref.extract_aligned_pointer_as_index
 // CHECK:         nvvm.mbarrier.init
 // CHECK:         nvvm.fence.mbarrier.init
@@ -45,17 +47,28 @@
 // CHECK:           nvvm.cp.async.wait.group 0
 // CHECK:         } else {
 // CHECK-NEXT:      nvvm.setmaxregister  increase 232
-// CHECK:           scf.for
+// CHECK:           nvvm.barrier.arrive
+// CHECK:           scf.if
 // CHECK:             nvvm.mbarrier.try_wait.parity
 // CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.barrier id = 
 // CHECK:             nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:     nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
 // CHECK:             nvvm.wgmma.commit.group.sync.aligned
-// CHECK:             llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
+// CHECK:             nvvm.barrier.arrive
+// CHECK:             "wgmma.wait_group.sync.aligned 0;"
+// CHECK:           scf.for
 // CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             nvvm.barrier id = 
 // CHECK:             nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8:     nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
+// CHECK:             nvvm.wgmma.commit.group.sync.aligned
+// CHECK:             nvvm.mbarrier.try_wait.parity
 // CHECK-COUNT-8:     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
 // CHECK:             nvvm.wgmma.commit.group.sync.aligned
+// CHECK:             nvvm.barrier.arrive
+// CHECK:             "wgmma.wait_group.sync.aligned 1;"
+// CHECK:             nvvm.mbarrier.arrive
 // CHECK:             "wgmma.wait_group.sync.aligned 0;"
 // CHECK:             nvvm.mbarrier.arrive
 // W12: attn.block = array<i64: 512, 1, 1>, attn.config = array<i64: 192, 32, 1, 32>
@@ -79,9 +92,12 @@ func.func @causal_gqa(%q: tensor<1x8x1024x128xbf16>, %k: tensor<1x2x1024x128xbf1
 
 // -----
 
-// d = 64: S of 128 keys (n = 128), O of n = 64.
+// d = 64: three consumer warpgroups (192 rows, 3 x 32 + 128 = 512 threads),
+// S of 128 keys (n = 128), O of n = 64.
 // CHECK-LABEL: func.func @plain_d64
-// CHECK: attn.family = "wgmma"
+// CHECK: attn.block = array<i64: 512, 1, 1>, attn.config = array<i64: 192, 128, 1, 128>
+// CHECK: nvvm.setmaxregister  decrease 32
+// CHECK: nvvm.setmaxregister  increase 160
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 func.func @plain_d64(%q: tensor<2x16x2048x64xf16>, %k: tensor<2x16x2048x64xf16>, %v: tensor<2x16x2048x64xf16>) -> tensor<2x16x2048x64xf16> {
