@@ -247,10 +247,7 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   }
 
   // The fused kernels and their launches.
-  AttentionKernelOptions kernel = options.getKernelOptions();
-  if (kernel.sharedMemoryLimit == 0)
-    kernel.sharedMemoryLimit = sharedMemoryLimitForChip(options.chip);
-  pm.addPass(createConvertAttnToGPUPass(kernel));
+  pm.addPass(createConvertAttnToGPUPass(options.getKernelOptions()));
   pm.addPass(createCanonicalizerPass());
 
   addBufferization(pm);

@@ -7,15 +7,18 @@
 // itself disagrees with fp64 (a rule measured against a wrong reference
 // proves nothing); --check=none runs.
 // RUN: env LD_LIBRARY_PATH=%mock_cuda_dir not attnfuse-run %s --target=cuda --check=fa 2>&1 | FileCheck %s
-// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none --pipeline-options="block-q=64" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none --pipeline-options="mma=mma_sync block-q=64" 2>&1 | FileCheck %s --check-prefix=NONE
 
 // Naive: 14 launches (the reference lowering's linalg ops on parallel
-// loops mapped to blocks and threads), then the fused mma.sync kernel: with
-// dropout 64 query rows per CTA; causal: grid = (B * H = 2, 1 query
-// block); 128 threads; two stages of 32 keys x (32 + 8) elements for K and
-// V = 10240 bytes.
+// loops mapped to blocks and threads), then the fused wgmma kernel (the
+// default on sm_90a): with dropout two consumer warpgroups (128 query rows)
+// and the producer, 384 threads; causal: grid = (B * H = 2, 1 query block);
+// 1024 (alignment) + Q 128 x 64 bytes + two stages of 128 keys x 64 bytes
+// for K and V + 9 mbarriers = 42056 bytes. With mma=mma_sync block-q=64: 64
+// query rows per CTA, 128 threads, two stages of 32 keys x (32 + 8)
+// elements for K and V = 10240 bytes.
 // CHECK-COUNT-14: mock-cuda: launch f_kernel{{.*}} grid={{[0-9]+,[0-9]+,[0-9]+}} block={{[0-9]+,[0-9]+,[0-9]+}} shared=0
-// CHECK-NEXT: mock-cuda: launch attn_fwd_0 grid=2,1,1 block=128,1,1 shared=10240
+// CHECK-NEXT: mock-cuda: launch attn_fwd_0 grid=2,1,1 block=384,1,1 shared=42056
 // CHECK-NOT: mock-cuda: launch
 // CHECK:     attnfuse-run: @f check=fa (reference: naive lowering on the GPU): FAIL result0 {{.*}} (the naive reference is off by more than 5% of max|O| =
 // NONE:      mock-cuda: launch attn_fwd_0 grid=2,1,1 block=128,1,1 shared=10240

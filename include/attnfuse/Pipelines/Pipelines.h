@@ -60,9 +60,6 @@ struct GPUPipelineOptions
                      "(linalg to parallel loops mapped to blocks and "
                      "threads): the GPU oracle of attnfuse-run"),
       llvm::cl::init(false)};
-  Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("GPU architecture (sm_80, sm_90a)"),
-                           llvm::cl::init("sm_90a")};
   Option<std::string> features{
       *this, "features",
       llvm::cl::desc("PTX features (+ptx80 is needed for sm_90a)"),

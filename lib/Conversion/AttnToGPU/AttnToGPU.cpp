@@ -90,7 +90,14 @@ LaunchShape KernelFamily::getLaunchShape(const KernelPlan &plan) const {
   return shape;
 }
 
-const KernelFamily *attnfuse::gpu_kernels::lookupKernelFamily(StringRef name) {
+bool attnfuse::gpu_kernels::isWgmmaChip(StringRef chip) {
+  return chip == "sm_90a";
+}
+
+const KernelFamily *attnfuse::gpu_kernels::lookupKernelFamily(StringRef name,
+                                                              StringRef chip) {
+  if (name == "auto")
+    return isWgmmaChip(chip) ? &getWgmmaFamily() : &getMmaSyncFamily();
   for (const KernelFamily *family :
        {&getWgmmaFamily(), &getMmaSyncFamily(), &getSimtFamily()})
     if (family->getName() == name)
@@ -99,7 +106,8 @@ const KernelFamily *attnfuse::gpu_kernels::lookupKernelFamily(StringRef name) {
 }
 
 std::string attnfuse::gpu_kernels::getKernelFamilyNames() {
-  return (getSimtFamily().getName() + ", " + getMmaSyncFamily().getName() +
+  return ("auto, " + getSimtFamily().getName() + ", " +
+          getMmaSyncFamily().getName() +
           ", " + getWgmmaFamily().getName())
       .str();
 }
@@ -116,7 +124,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
     AttentionOp op, Operation *gpuModuleOp, StringRef kernelName,
     const AttentionKernelOptions &options) {
   auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
-  const KernelFamily *family = lookupKernelFamily(options.mma);
+  const KernelFamily *family = lookupKernelFamily(options.mma, options.chip);
   if (!family)
     return op.emitOpError() << "convert-attn-to-gpu: unknown mma family '"
                             << options.mma << "' (" << getKernelFamilyNames()
@@ -169,8 +177,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.captures = std::move(captures);
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
-  for (std::string why = family->getUnsupportedReason(op); !why.empty();
-       why = family->getUnsupportedReason(op)) {
+  for (std::string why = family->getUnsupportedReason(op, options.chip);
+       !why.empty(); why = family->getUnsupportedReason(op, options.chip)) {
     const KernelFamily *next = family->getFallback();
     if (!next)
       return op.emitOpError() << "convert-attn-to-gpu: mma="
@@ -182,7 +190,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   }
   int64_t sharedLimit = options.sharedMemoryLimit > 0
                             ? options.sharedMemoryLimit
-                            : sharedMemoryLimitForChip("sm_90");
+                            : sharedMemoryLimitForChip(options.chip);
   if (failed(family->resolveOptions(plan, options, sharedLimit)))
     return failure();
   const AttentionKernelOptions &cfg = plan.cfg;

@@ -38,8 +38,9 @@ public:
   virtual StringRef getName() const = 0;
   /// The family to try when this one cannot compute an op (none: null).
   virtual const KernelFamily *getFallback() const { return nullptr; }
-  /// Why the family cannot compute `op` (empty when it can).
-  virtual std::string getUnsupportedReason(AttentionOp op) const = 0;
+  /// Why the family cannot compute `op` for `chip` (empty when it can).
+  virtual std::string getUnsupportedReason(AttentionOp op,
+                                           StringRef chip) const = 0;
   /// Sets plan.cfg from `requested` (zero fields take the family's defaults
   /// for the op, shrunk to `sharedLimit` bytes of shared memory), and
   /// plan.threads; options the family cannot take are a located error.
@@ -61,10 +62,13 @@ public:
   virtual void emit(KernelPlan &plan, gpu::GPUFuncOp func) const = 0;
 };
 
-/// The family an `mma` option value names (null for an unknown name), and
-/// the names, for diagnostics.
-const KernelFamily *lookupKernelFamily(StringRef name);
+/// The family an `mma` option value names (null for an unknown name; auto:
+/// wgmma for sm_90a, mma_sync otherwise), and the names, for diagnostics.
+const KernelFamily *lookupKernelFamily(StringRef name, StringRef chip);
 std::string getKernelFamilyNames();
+/// The chips of the wgmma family (sm_90a: wgmma and setmaxnreg exist only
+/// on the arch-specific target).
+bool isWgmmaChip(StringRef chip);
 
 const KernelFamily &getSimtFamily();
 const KernelFamily &getMmaSyncFamily();

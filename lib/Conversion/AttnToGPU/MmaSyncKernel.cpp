@@ -537,7 +537,8 @@ class MmaSyncFamily final : public KernelFamily {
 public:
   StringRef getName() const override { return "mma_sync"; }
   const KernelFamily *getFallback() const override { return &getSimtFamily(); }
-  std::string getUnsupportedReason(AttentionOp op) const override {
+  std::string getUnsupportedReason(AttentionOp op,
+                                   StringRef chip) const override {
     Type elt = op.getQueryType().getElementType();
     if (!elt.isBF16() && !elt.isF16())
       return "element type is not bf16/f16";

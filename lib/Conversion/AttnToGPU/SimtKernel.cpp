@@ -318,7 +318,9 @@ void KernelEmitter::emit() {
 class SimtFamily final : public KernelFamily {
 public:
   StringRef getName() const override { return "simt"; }
-  std::string getUnsupportedReason(AttentionOp) const override { return ""; }
+  std::string getUnsupportedReason(AttentionOp, StringRef) const override {
+    return "";
+  }
   LogicalResult resolveOptions(KernelPlan &plan,
                                const AttentionKernelOptions &requested,
                                int64_t sharedLimit) const override;

@@ -791,7 +791,10 @@ public:
   const KernelFamily *getFallback() const override {
     return &getMmaSyncFamily();
   }
-  std::string getUnsupportedReason(AttentionOp op) const override {
+  std::string getUnsupportedReason(AttentionOp op,
+                                   StringRef chip) const override {
+    if (!isWgmmaChip(chip))
+      return ("wgmma needs sm_90a, the target is " + chip).str();
     Type elt = op.getQueryType().getElementType();
     if (!elt.isBF16() && !elt.isF16())
       return "element type is not bf16/f16";
@@ -813,9 +816,13 @@ public:
   }
 };
 
-/// Defaults, measured on the H200 (docs/GPU.md): 3 consumer warpgroups (192
-/// query rows) up to d = 64, 2 above; 2 stages; 128 keys per block up to
-/// d = 128 (S and O are 64 f32 registers per thread each), 64 above.
+/// Defaults, measured on the H200 (docs/GPU.md), within the consumers'
+/// registers (232 with two consumer warpgroups, 160 with three; no spills at
+/// the benchmark's shapes): three consumer warpgroups (192 query rows) up to
+/// d = 96 without per-element features (bias, keep mask, score_mod,
+/// dropout), two otherwise; 2 stages; keys per block 128 up to d = 64 and
+/// with two warpgroups up to d = 128, 64 between 64 and 128 with three or
+/// with features, and above d = 128 64, 32 with features.
 LogicalResult WgmmaFamily::resolveOptions(
     KernelPlan &plan, const AttentionKernelOptions &requested,
     int64_t sharedLimit) const {
@@ -827,8 +834,10 @@ LogicalResult WgmmaFamily::resolveOptions(
   auto error = [&]() {
     return op.emitOpError() << "convert-attn-to-gpu: mma=wgmma ";
   };
+  bool features = op.getSeed() || op.getBias() || op.getKeepMask() ||
+                  op.hasScoreMod();
   if (resolved.warps == 0)
-    resolved.warps = d > 64 ? 8 : 12;
+    resolved.warps = d <= 96 && !features ? 12 : 8;
   if (resolved.warps != 8 && resolved.warps != 12)
     return error() << "takes warps 8 or 12 (2 or 3 warpgroups), not "
                    << resolved.warps;
@@ -843,7 +852,9 @@ LogicalResult WgmmaFamily::resolveOptions(
                    << 16 * resolved.warps << " (64 rows per warpgroup), not "
                    << resolved.blockQ;
   if (resolved.blockK == 0)
-    resolved.blockK = d > 128 ? 64 : 128;
+    resolved.blockK = d > 128   ? (features ? 32 : 64)
+                      : d > 64 && (features || resolved.warps == 12) ? 64
+                                                                      : 128;
   if (resolved.blockK % 16 != 0 || resolved.blockK < 16 ||
       resolved.blockK > 256)
     return error() << "takes a block-k that is a multiple of 16 up to 256, "

@@ -11,9 +11,9 @@ func.func @grid_too_tall(%q: tensor<70000x1x64x64xbf16>, %k: tensor<70000x1x64x6
 
 // -----
 
-// Nq + Nk >= 2^31: the mma_sync kernel's i32 mask arithmetic would wrap.
+// Nq + Nk >= 2^31: the tensor-core kernels' i32 mask arithmetic would wrap.
 func.func @sequence_too_long(%q: tensor<1x1x2000000000x64xbf16>, %k: tensor<1x1x200000000x64xbf16>, %v: tensor<1x1x200000000x64xbf16>) -> tensor<1x1x2000000000x64xbf16> {
-  // expected-error @+1 {{mma=mma_sync needs Nq + Nk below 2^31}}
+  // expected-error @+1 {{mma=wgmma needs Nq + Nk below 2^31}}
   %o = attn.attention ins(%q, %k, %v : tensor<1x1x2000000000x64xbf16>, tensor<1x1x200000000x64xbf16>, tensor<1x1x200000000x64xbf16>) {mask = #attn.mask<causal>} -> tensor<1x1x2000000000x64xbf16>
   return %o : tensor<1x1x2000000000x64xbf16>
 }

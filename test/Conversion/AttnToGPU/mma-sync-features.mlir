@@ -5,14 +5,14 @@
 // before P V; with ptxas, no spills at d = 64 and d = 128.
 // RUN: sed -e 's/DIM/64/g' %s > %t.d64.mlir
 // RUN: sed -e 's/DIM/128/g' %s > %t.d128.mlir
-// RUN: attnfuse-opt %t.d64.mlir --convert-attn-to-gpu -o %t.d64.stage1.mlir
+// RUN: attnfuse-opt %t.d64.mlir --convert-attn-to-gpu=mma=mma_sync -o %t.d64.stage1.mlir
 // RUN: FileCheck %t.d64.mlir --check-prefixes=CHECK,D64 < %t.d64.stage1.mlir
-// RUN: attnfuse-opt %t.d128.mlir --convert-attn-to-gpu -o %t.d128.stage1.mlir
+// RUN: attnfuse-opt %t.d128.mlir --convert-attn-to-gpu=mma=mma_sync -o %t.d128.stage1.mlir
 // RUN: FileCheck %t.d128.mlir --check-prefixes=CHECK,D128 < %t.d128.stage1.mlir
-// RUN: %if ptxas %{ attnfuse-opt %t.d64.mlir --attn-lower-to-nvvm-pipeline="format=isa" -o %t.d64.final.mlir %}
+// RUN: %if ptxas %{ attnfuse-opt %t.d64.mlir --attn-lower-to-nvvm-pipeline="mma=mma_sync format=isa" -o %t.d64.final.mlir %}
 // RUN: %if ptxas %{ %python %S/../../../bench/extract_kernels.py %t.d64.stage1.mlir %t.d64.final.mlir %t.d64 %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.d64.ptx -o %t.d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: %if ptxas %{ attnfuse-opt %t.d128.mlir --attn-lower-to-nvvm-pipeline="format=isa" -o %t.d128.final.mlir %}
+// RUN: %if ptxas %{ attnfuse-opt %t.d128.mlir --attn-lower-to-nvvm-pipeline="mma=mma_sync format=isa" -o %t.d128.final.mlir %}
 // RUN: %if ptxas %{ %python %S/../../../bench/extract_kernels.py %t.d128.stage1.mlir %t.d128.final.mlir %t.d128 %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.d128.ptx -o %t.d128.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 

@@ -1,12 +1,12 @@
 // mma_sync configurations that cannot launch are errors at the op; the
 // defaults shrink to the target's shared memory.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="stages=4 block-k=64" -verify-diagnostics -o /dev/null
-// On sm_86 (99 KB, shared-memory-limit as attn-lower-to-nvvm-pipeline sets it
-// for chip=sm_86) the d = 256 default (8 warps of one tile, 64-key blocks:
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync stages=4 block-k=64" -verify-diagnostics -o /dev/null
+// On sm_86 (99 KB of shared memory; the default family there is mma_sync)
+// the d = 256 default (8 warps of one tile, 64-key blocks:
 // 198 KB) becomes 32-key blocks, 4 warps (99 KB); explicit options beyond
 // the limit are errors.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="shared-memory-limit=101376" 2>&1 | FileCheck %s --check-prefix=SM86
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="shared-memory-limit=101376 warps=8" 2>&1 | FileCheck %s --check-prefix=SM86W8
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="chip=sm_86" 2>&1 | FileCheck %s --check-prefix=SM86
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="chip=sm_86 warps=8" 2>&1 | FileCheck %s --check-prefix=SM86W8
 // SM86: attn.block = array<i64: 128, 1, 1>, attn.config = array<i64: 64, 32, 1, 32>, attn.dynamic_shared = 101376
 // SM86W8: more than the 101376 a CTA can have on the target
 

@@ -1,25 +1,25 @@
-// The mma.sync (tensor-core) instruction family, the default (mma=mma_sync,
-// block-q=128): kernel structure, the fallback remark, the PTX of the bf16
+// The mma.sync (tensor-core) instruction family (mma=mma_sync, the default
+// below sm_90a; block-q=128): kernel structure, the fallback remark, the PTX of the bf16
 // d = 128 kernel (mma.sync m16n8k16, ldmatrix, cp.async) and, with ptxas, no
 // spills; block-q=64 (Q fragments in registers).
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync" -split-input-file -verify-diagnostics -o /dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=64" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=BQ64
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="lazy-rescale=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=EAGER
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync lazy-rescale=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=EAGER
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=tcgen05" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="warps=8 stages=3" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="warps=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=W2
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=S5
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="chunk=-16" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="chunk=48" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK48
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -split-input-file -o %t.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -split-input-file -o %t.stage1.mlir
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync warps=8 stages=3" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync warps=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=W2
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=S5
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chunk=-16" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chunk=48" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK48
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="mma=mma_sync format=isa" -split-input-file -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync -split-input-file -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
-// BAD: unknown mma family 'tcgen05' (simt, mma_sync, wgmma)
+// BAD: unknown mma family 'tcgen05' (auto, simt, mma_sync, wgmma)
 // W2: mma=mma_sync takes warps 4 or 8, not 2
 // S5: mma=mma_sync takes 2 to 4 stages, not 5
 // CHUNK: a chunk that is a multiple of 16 dividing block-k, not -16
