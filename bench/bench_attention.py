@@ -4,8 +4,10 @@
 A script, not a test. For each 'bench' configuration of bench/gpu_configs.py
 (bf16, d in {64, 128}, N in {1k, 4k, 16k}, and d = 256 at 4k, B*N = 16k
 tokens, H = 2048/d, causal in {0, 1}; d in {72, 80, 96} at 4k; f16
-d = 40, B = 2, H = 8 at 4k, Stable Diffusion's; 'variant' configurations: attnfuse
-alone, other kernel configurations and fused features), compiled beforehand by scripts/build-gpu-artifacts.sh,
+d = 40, B = 2, H = 8 at 4k, Stable Diffusion's; GQA prefill; bias,
+softcap, dropout and a sliding window against the peers that have them;
+'variant' configurations: attnfuse alone, the mma_sync family and other
+kernel configurations), compiled beforehand by scripts/build-gpu-artifacts.sh,
 times in one process: attnfuse's kernel (launched through
 python-bindings/attnfuse/cuda_launch.py), torch SDPA with the flash (FA2),
 cudnn and efficient backends, FlexAttention under torch.compile, and naive
@@ -14,7 +16,9 @@ score matrix takes 17-34 GB). TFLOP/s = 4*B*H*N^2*d (x0.5 causal) / median
 time of CUDA-event-timed runs after warm-up, on fresh random inputs. Every
 output is checked against an fp32 reference on the first (b, h) slice with
 FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
-where naive is not run, + 1e-3) before timing.
+where naive is not run, + 1e-3) before timing; with dropout the peers'
+own random masks differ from attnfuse's, so they are timed unchecked.
+TFLOP/s of a sliding window count its visible pairs.
 
 usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
                           [--attnfuse-only] [--no-variants] [--only SUBSTR]
@@ -130,23 +134,44 @@ def main():
             continue
         if only is not None and only not in c["name"]:
             continue
-        B, H, N, d = c["B"], c["Hq"], c["Nq"], c["D"]
+        B, H, Hkv, N, d = c["B"], c["Hq"], c["Hkv"], c["Nq"], c["D"]
         causal = c["mask"] == "causal"
-        flops = 4 * B * H * N * N * d * (0.5 if causal else 1.0)
+        window = c["window"] if c["mask"] == "sliding_window" else None
+        # Visible (query, key) pairs: all, the lower triangle, or the
+        # band k - q in [-left, right] (Nq = Nk).
+        pairs = N * N * (0.5 if causal else 1.0)
+        if window:
+            left, right = window
+            pairs = sum(min(N - 1, qi + right) - max(0, qi - left) + 1
+                        for qi in range(N))
+        flops = 4 * B * H * pairs * d
         dtype = {"f16": torch.float16}.get(c["dtype"], torch.bfloat16)
-        q, k, v = (torch.randn(B, H, N, d, device="cuda", dtype=dtype)
-                   for _ in range(3))
+        q = torch.randn(B, H, N, d, device="cuda", dtype=dtype)
+        k, v = (torch.randn(B, Hkv, N, d, device="cuda", dtype=dtype)
+                for _ in range(2))
         kern = AttentionKernel(os.path.join(art, c["name"] + ".json"))
         out, lse = kern.output_buffers()
-        featured = c["bias"] or c["dropout"] or c["score_mod"]
+        featured = bool(c["bias"] or c["dropout"] or c["score_mod"] or
+                        window or Hkv != H)
         extra, ref = (feature_inputs(c, q, k, v) if featured else
                       ([], ref_slice(q, k, v, causal)))
+        bias = extra[0] if c["bias"] else None
+        # The peers that compute the same function: SDPA's backends take
+        # GQA, an additive bias (not FA2) and dropout (with their own
+        # random masks: timed, not checked); FlexAttention takes GQA, the
+        # bias and the softcap as score_mod and the masks as block masks.
+        sdpa_ok = not (window or c["score_mod"])
+        flex_ok = not c["dropout"]
 
         def sdpa(backend):
+            kw = dict(is_causal=causal, enable_gqa=Hkv != H,
+                      dropout_p=c["dropout"] or 0.0)
+            if bias is not None:
+                kw["attn_mask"] = bias
+
             def f():
                 with sdpa_kernel(backend):
-                    return F.scaled_dot_product_attention(q, k, v,
-                                                          is_causal=causal)
+                    return F.scaled_dot_product_attention(q, k, v, **kw)
             return f
 
         def naive():
@@ -157,17 +182,38 @@ def main():
             return torch.softmax(s, -1).to(q.dtype) @ v
 
         impls = {"attnfuse": lambda: kern(q, k, v, *extra, out=out,
-                                          lse=lse)[0],
-                 "flash": sdpa(SDPBackend.FLASH_ATTENTION),
-                 "cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
-                 "efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
+                                          lse=lse)[0]}
+        if sdpa_ok:
+            impls.update(flash=sdpa(SDPBackend.FLASH_ATTENTION),
+                         cudnn=sdpa(SDPBackend.CUDNN_ATTENTION),
+                         efficient=sdpa(SDPBackend.EFFICIENT_ATTENTION))
         if c["role"] == "bench" and peers:
-            if use_flex and time.time() - t_start < FLEX_BUDGET_S:
-                bm = (create_block_mask(lambda b, h, qi, ki: qi >= ki, None,
-                                        None, N, N, device="cuda")
-                      if causal else None)
-                impls["flex"] = lambda: flex(q, k, v, block_mask=bm)
-            if N <= 4096:
+            if (use_flex and flex_ok and
+                    time.time() - t_start < FLEX_BUDGET_S):
+                mask_mod = None
+                if causal:
+                    def mask_mod(b, h, qi, ki):
+                        return qi >= ki
+                elif window:
+                    def mask_mod(b, h, qi, ki):
+                        return ((ki - qi >= -window[0]) &
+                                (ki - qi <= window[1]))
+                bm = (create_block_mask(mask_mod, None, None, N, N,
+                                        device="cuda")
+                      if mask_mod else None)
+                score_mod = None
+                if c["score_mod"] == "softcap":
+                    cap = c["softcap"]
+
+                    def score_mod(sc, b, h, qi, ki):
+                        return torch.tanh(sc / cap) * cap
+                elif bias is not None:
+                    def score_mod(sc, b, h, qi, ki):
+                        return sc + bias[0, h, qi, ki]
+                impls["flex"] = lambda: flex(q, k, v, score_mod=score_mod,
+                                             block_mask=bm,
+                                             enable_gqa=Hkv != H)
+            if N <= 4096 and not featured:
                 impls["naive"] = naive
         else:
             impls = {"attnfuse": impls["attnfuse"]}
@@ -189,12 +235,15 @@ def main():
                 row[name + "_error"] = repr(e)[:200]
         # FlashAttention's rule: the error of the same-dtype naive
         # computation (SDPA-flash's where naive is not run) sets the bar.
-        base = errs.get("naive", errs.get("flash", 1e-2))
+        base = errs.get("naive", 1e-2 if c["dropout"] else
+                        errs.get("flash", 1e-2))
         for name, fn in impls.items():
             if name not in errs:
                 continue
             ok = errs[name] <= 2 * base + 1e-3 and not (
                 name == "attnfuse" and row["attnfuse_nan"])
+            if c["dropout"] and name != "attnfuse":
+                ok = True  # another dropout mask: timed, not checked
             row[name + "_err"] = errs[name]
             row[name + "_ok"] = ok
             if not ok:

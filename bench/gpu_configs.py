@@ -144,14 +144,15 @@ CHECK += [
 ]
 
 
-def bench_cfg(name, d, n, causal, role="bench", opts=MMA, **kw):
+def bench_cfg(name, d, n, causal, role="bench", opts=WGMMA, **kw):
     """B * N = 16k tokens, hidden 2048 (H = 2048 / d)."""
     return cfg(name, B=16384 // n, Hq=2048 // d, Nq=n, D=d,
                mask="causal" if causal else "none", role=role, opts=opts,
                **kw)
 
 
-# The benchmark (role bench: attnfuse with its defaults against the peers).
+# The benchmark (role bench: attnfuse with its defaults on the H200, the
+# wgmma family, against the peers).
 BENCH = [bench_cfg(f"bench_d{d}_n{n}_c{c}", d, n, c)
          for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
 BENCH += [bench_cfg(f"bench_d256_n4096_c{c}", 256, 4096, c) for c in (0, 1)]
@@ -159,57 +160,38 @@ BENCH += [bench_cfg(f"bench_d256_n4096_c{c}", 256, 4096, c) for c in (0, 1)]
 # Stable Diffusion's first UNet blocks (f16, B = 2, 8 heads x 40, 64x64
 # latents = 4096 tokens), and 72, 80, 96 at the benchmark's 16k tokens.
 BENCH += [cfg("bench_sd_d40_n4096_c0", dtype="f16", B=2, Hq=8, Nq=4096,
-              D=40, role="bench", opts=MMA)]
+              D=40, role="bench", opts=WGMMA)]
 BENCH += [bench_cfg(f"bench_d{d}_n4096_c{c}", d, 4096, c)
           for d in (72, 80, 96) for c in (0, 1)]
-# Variants (role variant: attnfuse only): other kernel configurations, and
-# the fused features' cost at d = 128, N = 4k (compare with the plain row).
-for n in (4096, 16384):
-    for c in (0, 1):
-        for d, name, opts in (
-                (128, "bk32", MMA + " block-k=32 lazy-rescale=0"),
-                (128, "bk32_lazy", MMA + " block-k=32 lazy-rescale=1"),
-                (128, "bk64_lazy", MMA + " block-k=64 lazy-rescale=1"),
-                (64, "eager", MMA + " lazy-rescale=0"),
-                (64, "lazy", MMA + " lazy-rescale=1")):
-            BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_{name}", d, n, c,
-                                   role="variant", opts=opts))
-for c in (0, 1):
-    for name, opts in (("w4_bk32", " warps=4 block-k=32"),
-                       ("bk32", " block-k=32"),
-                       ("bk32_s3", " block-k=32 stages=3")):
-        BENCH.append(bench_cfg(f"bench_d256_n4096_c{c}_{name}", 256, 4096, c,
-                               role="variant", opts=MMA + opts))
-    for d in (64, 128):
-        for n in (4096, 16384):
-            BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_s3", d, n, c,
-                                   role="variant", opts=MMA + " stages=3"))
-# The wgmma family on the benchmark's grid and head dims.
-for d, n in [(d, n) for d in (64, 128) for n in (1024, 4096, 16384)] + [
-        (256, 4096), (40, 4096), (72, 4096), (80, 4096), (96, 4096)]:
-    for c in (0, 1):
-        BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_wgmma", d, n, c,
-                               role="variant", opts=WGMMA))
+# Real-model shapes and the fused features, against the peers that have
+# them: LLaMA-style GQA prefill (32 query heads on 8 K/V heads, d = 128, 8k,
+# causal); a [1, H, N, N] bias; Gemma-2's softcap on a causal mask; dropout;
+# Mistral's sliding window (4096 keys back) at 16k.
+BENCH += [
+    cfg("bench_gqa_d128_n8192_c1", B=2, Hq=32, Hkv=8, Nq=8192, D=128,
+        mask="causal", role="bench", opts=WGMMA),
+    bench_cfg("bench_d128_n4096_c0_bias", 128, 4096, 0,
+              bias=("bf16", "1HQK")),
+    bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1,
+              score_mod="softcap"),
+    bench_cfg("bench_d128_n4096_c0_dropout", 128, 4096, 0, dropout=0.1),
+    cfg("bench_d128_n16384_c0_window", B=1, Hq=16, Nq=16384, D=128,
+        mask="sliding_window", window=(4096, 0), role="bench", opts=WGMMA),
+]
+# Variants (role variant: attnfuse only): the mma_sync family on the same
+# grid (the wgmma family must never be below it), and other configurations.
+for c in BENCH[:22]:
+    BENCH.append(dict(c, name=c["name"] + "_mma_sync", role="variant",
+                      opts=MMA))
 for c in (0, 1):
     for d, n, name, opts in (
             (64, 16384, "w8", " warps=8"),
             (128, 16384, "s3", " stages=3"),
-            (128, 4096, "w12_bk64", " warps=12 block-k=64"),
-            (96, 4096, "w12_bk64", " warps=12 block-k=64"),
-            (80, 4096, "w12_bk64", " warps=12 block-k=64"),
-            (72, 4096, "w12_bk64", " warps=12 block-k=64"),
-            (256, 4096, "bk48", " block-k=48"),
-            (256, 4096, "bk32_s3", " block-k=32 stages=3")):
+            (128, 4096, "s3", " stages=3"),
+            (96, 4096, "w8", " warps=8"),
+            (256, 4096, "bk48", " block-k=48")):
         BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_wgmma_{name}", d, n, c,
                                role="variant", opts=WGMMA + opts))
-BENCH += [
-    bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1, role="variant",
-              score_mod="softcap"),
-    bench_cfg("bench_d128_n4096_c0_bias", 128, 4096, 0, role="variant",
-              bias=("bf16", "1HQK")),
-    bench_cfg("bench_d128_n4096_c0_dropout", 128, 4096, 0, role="variant",
-              dropout=0.1),
-]
 
 
 def pairwise(axes, seed=0):
