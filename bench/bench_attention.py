@@ -93,8 +93,8 @@ def feature_inputs(c, q, k, v):
     if c["dropout"]:
         seed = int(torch.randint(0, 2**62, (1,)).item())
         extra.append(seed)
-        dkeep = check_gpu.dropout_keep(seed, c["dropout"],
-                                       (1, 1, c["Nq"], c["Nk"])).cuda()
+        dkeep = check_gpu.dropout_masks(seed, c["dropout"],
+                                        (1, 1, c["Nq"], c["Nk"]))[0].cuda()
     one = dict(c, B=1, Hq=1, Hkv=1)
     ref, _ = check_gpu.reference(
         one, q[:1, :1], k[:1, :1], v[:1, :1],

@@ -141,6 +141,13 @@ CHECK += [
         opts=WGMMA + " stages=4 block-k=32"),
     cfg("bf16_d96_bias_dropout_bk96_wgmma", Nq=200, Nk=333, D=96,
         bias=("bf16", "1HQK"), dropout=0.17, opts=WGMMA + " block-k=96"),
+    # A window that shows the first CTA's rows no key (Nq > Nk,
+    # bottom-right): the key-block range's end is negative there (the sweep
+    # configuration that hung before the range test was made signed).
+    cfg("f16_d160_window_empty_ctas_softcap_mqa_wgmma", dtype="f16", Hq=4,
+        Hkv=1, Nq=512, Nk=256, D=160, mask="sliding_window",
+        align="bottom_right", window=(128, 32), score_mod="softcap",
+        softcap=50.0, opts=WGMMA),
 ]
 
 

@@ -692,7 +692,11 @@ void WgmmaEmitter::emit() {
                    .getType();
   SmallVector<Type> stateTypes(4 + ol.size(), cb.getF32Type());
   stateTypes.append(4 * kP, pType);
-  Value any = c.ult(kbBegin, kbEnd);
+  // Signed: the block range's end is negative when a window shows the CTA's
+  // rows no key at all (Nq > Nk, bottom-right); unsigned, it would wrap,
+  // and the consumers would wait for a block the producer never loads.
+  Value any = arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::slt,
+                                    kbBegin, kbEnd);
   auto first = scf::IfOp::create(cb, loc, stateTypes, any,
                                  /*withElseRegion=*/true);
   {

@@ -48,7 +48,9 @@
 // CHECK:         } else {
 // CHECK-NEXT:      nvvm.setmaxregister  increase 232
 // CHECK:           nvvm.barrier.arrive
-// CHECK:           scf.if
+// Whether the CTA has a key block: signed (the range's end can be negative).
+// CHECK:           arith.cmpi slt
+// CHECK-NEXT:      scf.if
 // CHECK:             nvvm.mbarrier.try_wait.parity
 // CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:             nvvm.barrier id = 
