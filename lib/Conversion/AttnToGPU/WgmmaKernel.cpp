@@ -1,27 +1,31 @@
 //===- WgmmaKernel.cpp - the sm_90a wgmma instruction family --------------===//
 //
-// The Hopper (sm_90a) variant of the fused forward kernel: the products are
-// warpgroup-wide asynchronous MMAs (wgmma.mma_async) reading their operands
-// from shared memory, FlashAttention-3's consumer structure:
+// The Hopper (sm_90a) variant of the fused forward kernel, FlashAttention-3's
+// structure; the products are warpgroup-wide asynchronous MMAs
+// (wgmma.mma_async). docs/GPU.md describes it; in short:
 //
-//   CTA = W warpgroups of 4 warps (W = warps / 4, 2 or 3); warpgroup wg owns
-//   query rows q0 + 64 wg .. + 63 (BQ = 64 W). Grid as the other families
-//   (KernelFamily::getLaunchShape).
-//   Q (once) and blocks of BK keys of K and V (S stages) are copied by
-//   cp.async, 16-byte pieces spread over the CTA, into the swizzled layouts
-//   wgmma reads (TileLayout); a block is published by cp.async.wait_group,
-//   fence.proxy.async (the copies are generic-proxy writes, the tensor cores
-//   read through the async proxy) and a CTA barrier.
-//   S = Q K^T: Dp / 16 wgmma m64nBKk16, A = Q and B = K from shared memory
-//   (both K-major), f32 accumulators in registers (the upstream nvvm op).
-//   The accumulator of a warpgroup is four warps' m16 tiles: each warp's
-//   share is the m16n8 fragment layout of mma.sync (Fragments.h), so the
-//   per-element scores, masks, online softmax (log2 domain, lazy rescale)
-//   and epilogue are the shared ones.
-//   O += P V: BK / 16 wgmma m64nDvk16 with A = P from registers (the A
-//   fragment of a k-step is the C fragments of two n-tiles of S, as for
-//   mma.sync) and B = V from shared memory, N-major (transposed): inline
-//   PTX, MLIR 22 has no register-A wgmma.
+//   CTA = a producer warpgroup and W = warps / 4 consumer warpgroups (2 or
+//   3) of 64 query rows each (BQ = 64 W), as the two branches of one if on
+//   the (warp-uniform) warpgroup index, each starting with setmaxnreg
+//   (RegisterSplit). Grid as the other families.
+//   The producer copies Q once and the K and V blocks of BK keys into a ring
+//   of S stages by cp.async, in the swizzled layouts wgmma reads
+//   (TileLayout), each copy signalling its full mbarrier as it lands
+//   (cp.async.mbarrier.arrive.noinc); it refills a stage's K (V) once every
+//   consumer thread arrived on its K (V) empty mbarrier.
+//   A consumer warpgroup, per key block j: waits for K_j (then
+//   fence.proxy.async: the copies are generic-proxy writes, wgmma reads
+//   through the async proxy), issues S_j = Q K_j^T (nvvm.wgmma.mma_async,
+//   both operands in shared memory, K-major) and O += P_{j-1} V_{j-1}
+//   (register-A wgmma, inline PTX: MLIR 22 has none; V N-major), waits for
+//   S_j alone, frees K_j, runs the softmax of block j while P V runs, waits
+//   for it, frees V_{j-1} and rescales O. Its turn to issue products comes
+//   on named barriers after the previous consumer's (ping-pong). The first
+//   block's S and the last block's P V are peeled off.
+//   Each warp's share of a wgmma m64nN accumulator is the m16n8 fragment
+//   layout of mma.sync, so the per-element scores, masks, online softmax
+//   (log2 domain, lazy rescale) and epilogue are Fragments.h's; the P of a
+//   k-step is the A fragment of the register-A wgmma as of mma.sync.
 //   wgmma.wait_group is inline PTX that takes and returns the accumulators
 //   ("+f"), so that no read of them moves above the wait.
 //
@@ -90,10 +94,9 @@ int64_t paddedDim(int64_t d) { return llvm::alignTo(d, 16); }
 struct TileLayout {
   int64_t lines, lineBytes, panel;
   TileLayout(int64_t lines, int64_t lineBytes)
-      : lines(lines), lineBytes(lineBytes),
-        panel(lineBytes % 128 == 0  ? 128
-              : lineBytes % 64 == 0 ? 64
-                                    : 32) {}
+      : lines(lines), lineBytes(lineBytes), panel(lineBytes % 128 == 0  ? 128
+                                                  : lineBytes % 64 == 0 ? 64
+                                                                        : 32) {}
   int64_t bytes() const { return lines * lineBytes; }
   int64_t panelStride() const { return lines * panel; }
   /// The byte offset of 16-byte chunk `chunk` of line `line`.
@@ -103,9 +106,9 @@ struct TileLayout {
     Value swizzle = e.remu(e.divu(lineBase, 128), perPanel);
     Value inPanel =
         arith::XOrIOp::create(e.b, e.loc, e.remu(chunk, perPanel), swizzle);
-    return e.add(e.add(e.mul(e.divu(chunk, perPanel), e.idx(panelStride())),
-                       lineBase),
-                 e.mul(inPanel, e.idx(16)));
+    return e.add(
+        e.add(e.mul(e.divu(chunk, perPanel), e.idx(panelStride())), lineBase),
+        e.mul(inPanel, e.idx(16)));
   }
   /// The offset of the operand of k-step ks (16 elements of 2 bytes) from
   /// the tile's start: K-major, 32 bytes along the lines; N-major, 16 lines.
@@ -181,8 +184,8 @@ private:
   /// acc += P V, P four operand registers, V N-major from shared memory.
   SmallVector<Value> wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
                                     ArrayRef<Value> a, Value descB);
-  /// wgmma.wait_group 0, the accumulators `acc` through it.
-  SmallVector<Value> waitGroup(KB &e, ArrayRef<Value> acc);
+  /// wgmma.wait_group `pending`, the accumulators `acc` through it.
+  SmallVector<Value> waitGroup(KB &e, ArrayRef<Value> acc, int pending = 0);
 
   KernelPlan &plan;
   OpBuilder &b;
@@ -227,13 +230,13 @@ void WgmmaEmitter::copyRows(KB &e, Value src, Value h, Value row0,
   };
   auto rounds = [&](KB &x) {
     if (fullRounds > 0)
-      scf::ForOp::create(
-          x.b, x.loc, x.idx(0), x.idx(fullRounds), x.idx(1), ValueRange{},
-          [&](OpBuilder &lb, Location ll, Value it, ValueRange) {
-            KB y{lb, ll};
-            copy(y, it);
-            scf::YieldOp::create(lb, ll);
-          });
+      scf::ForOp::create(x.b, x.loc, x.idx(0), x.idx(fullRounds), x.idx(1),
+                         ValueRange{},
+                         [&](OpBuilder &lb, Location ll, Value it, ValueRange) {
+                           KB y{lb, ll};
+                           copy(y, it);
+                           scf::YieldOp::create(lb, ll);
+                         });
     if (tile.lines % step != 0)
       scf::IfOp::create(
           x.b, x.loc,
@@ -257,28 +260,25 @@ void WgmmaEmitter::copyRows(KB &e, Value src, Value h, Value row0,
 }
 
 void WgmmaEmitter::zeroPadding(const TileLayout &tile, int64_t width,
-                               int64_t offset, int64_t count,
-                               int64_t stride) {
+                               int64_t offset, int64_t count, int64_t stride) {
   // Head dims are multiples of 8: one padding chunk per line.
   if (2 * width == tile.lineBytes)
     return;
   auto zeros = VectorType::get({8}, elt);
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-  forEachItem(k, tid, kThreads, count * tile.lines,
-              [&](KB &x, int64_t it) -> Value {
-                Value flat = x.add(tid, x.idx(it * kThreads));
-                Value n = x.divu(flat, tile.lines);
-                Value line = x.remu(flat, tile.lines);
-                Value bytes = x.add(
-                    x.add(x.idx(offset), x.mul(n, x.idx(stride))),
-                    tile.chunkOffset(x, line, x.idx(width / 8)));
-                vector::StoreOp::create(x.b, x.loc, zero, buf,
-                                        ValueRange{x.divu(bytes, 2)},
-                                        /*nontemporal=*/false,
-                                        llvm::MaybeAlign(16));
-                return Value();
-              });
+  forEachItem(
+      k, tid, kThreads, count * tile.lines, [&](KB &x, int64_t it) -> Value {
+        Value flat = x.add(tid, x.idx(it * kThreads));
+        Value n = x.divu(flat, tile.lines);
+        Value line = x.remu(flat, tile.lines);
+        Value bytes = x.add(x.add(x.idx(offset), x.mul(n, x.idx(stride))),
+                            tile.chunkOffset(x, line, x.idx(width / 8)));
+        vector::StoreOp::create(x.b, x.loc, zero, buf,
+                                ValueRange{x.divu(bytes, 2)},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        return Value();
+      });
 }
 
 Value WgmmaEmitter::descriptor(KB &e, Value address, uint64_t bits) {
@@ -288,9 +288,8 @@ Value WgmmaEmitter::descriptor(KB &e, Value address, uint64_t bits) {
         e.b, e.loc, e.b.getI64IntegerAttr(static_cast<int64_t>(v)));
   };
   Value a = arith::IndexCastUIOp::create(e.b, e.loc, i64, address);
-  a = arith::AndIOp::create(e.b, e.loc,
-                            arith::ShRUIOp::create(e.b, e.loc, a, c(4)),
-                            c(0x3FFF));
+  a = arith::AndIOp::create(
+      e.b, e.loc, arith::ShRUIOp::create(e.b, e.loc, a, c(4)), c(0x3FFF));
   return arith::OrIOp::create(e.b, e.loc, a, c(bits));
 }
 
@@ -356,8 +355,11 @@ static SmallVector<Value> accumulatorAsm(KB &e, StringRef asmString,
   return unpack(e, op.getResult(0), n);
 }
 
-SmallVector<Value> WgmmaEmitter::waitGroup(KB &e, ArrayRef<Value> acc) {
-  return accumulatorAsm(e, "wgmma.wait_group.sync.aligned 0;", acc, {}, "");
+SmallVector<Value> WgmmaEmitter::waitGroup(KB &e, ArrayRef<Value> acc,
+                                           int pending) {
+  return accumulatorAsm(
+      e, ("wgmma.wait_group.sync.aligned " + Twine(pending) + ";").str(), acc,
+      {}, "");
 }
 
 SmallVector<Value> WgmmaEmitter::wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
@@ -410,18 +412,18 @@ void WgmmaEmitter::emit() {
   Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
   Value shift = k.remu(k.sub(k.idx(1024), k.remu(start, 1024)), 1024);
   bufAddress = k.add(start, shift);
-  buf = memref::ViewOp::create(
-      b, loc,
-      MemRefType::get({layout.barrierOffset() / 2}, elt,
-                      MemRefLayoutAttrInterface(), workgroup),
-      smem, shift, ValueRange{});
+  buf = memref::ViewOp::create(b, loc,
+                               MemRefType::get({layout.barrierOffset() / 2},
+                                               elt, MemRefLayoutAttrInterface(),
+                                               workgroup),
+                               smem, shift, ValueRange{});
   // The mbarriers: Q full (0); K full (1 + s), V full (1 + S + s), K empty
   // (1 + 2S + s), V empty (1 + 3S + s) of stage s.
   auto barrier = [&](KB &e, Value index) -> Value {
     Value address = e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
                           e.mul(index, e.idx(8)));
-    Value i64 = arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(),
-                                             address);
+    Value i64 =
+        arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(), address);
     return LLVM::IntToPtrOp::create(e.b, e.loc,
                                     LLVM::LLVMPointerType::get(ctx, 3), i64);
   };
@@ -493,9 +495,8 @@ void WgmmaEmitter::emit() {
   Value wgAll = arith::IndexCastUIOp::create(
       b, loc, b.getIndexType(),
       gpu::ShuffleOp::create(
-          b, loc,
-          arith::IndexCastUIOp::create(b, loc, i32, k.divu(tid, 128)), 0, 32,
-          gpu::ShuffleMode::IDX)
+          b, loc, arith::IndexCastUIOp::create(b, loc, i32, k.divu(tid, 128)),
+          0, 32, gpu::ShuffleMode::IDX)
           .getShuffleResult());
   scf::IfOp roles = scf::IfOp::create(b, loc, eq(k, wgAll, 0),
                                       /*withElseRegion=*/true);
@@ -566,9 +567,9 @@ void WgmmaEmitter::emit() {
     rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
   }
   // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
-  Value qDesc = descriptor(
-      c, c.add(bufAddress, c.mul(wg, c.idx(64 * qt.panel))),
-      qt.descriptorBits(/*nMajor=*/false));
+  Value qDesc =
+      descriptor(c, c.add(bufAddress, c.mul(wg, c.idx(64 * qt.panel))),
+                 qt.descriptorBits(/*nMajor=*/false));
   Value kDesc = descriptor(c, c.add(bufAddress, c.idx(layout.kOffset())),
                            kt.descriptorBits(/*nMajor=*/false));
   Value vDesc = descriptor(c, c.add(bufAddress, c.idx(layout.vOffset())),
@@ -602,15 +603,16 @@ void WgmmaEmitter::emit() {
   const bool elementwise = plan.op.hasScoreMod() || bias || keep;
   const bool foldScale = !elementwise && scaleLog2e > 0;
   const int64_t kP = kBK / 16;
-  auto stageOf = [&](KB &e, Value kb) { return e.remu(e.sub(kb, kbBegin), kStages); };
+  auto stageOf = [&](KB &e, Value kb) {
+    return e.remu(e.sub(kb, kbBegin), kStages);
+  };
   auto parityOf = [&](KB &e, Value kb) {
     return e.remu(e.divu(e.sub(kb, kbBegin), kStages), 2);
   };
   // Issues S = Q K^T of block kb once its K landed (not waited for).
   auto issueScores = [&](KB &e, Value kb) -> Value {
     Value stage = stageOf(e, kb);
-    Value kStageDesc =
-        advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
+    Value kStageDesc = advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
     Value acc = LLVM::UndefOp::create(e.b, e.loc, f32Struct(ctx, kBK / 2));
     for (int64_t ks = 0; ks < Dp / 16; ++ks)
       acc = wgmmaShared(
@@ -630,8 +632,7 @@ void WgmmaEmitter::emit() {
     Value stage = stageOf(e, kb);
     wait(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
     proxyFence(e);
-    Value vStageDesc =
-        advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
+    Value vStageDesc = advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
     SmallVector<Value> acc(o);
     for (int64_t ks = 0; ks < kP; ++ks)
       acc = wgmmaRegisterA(
@@ -685,18 +686,19 @@ void WgmmaEmitter::emit() {
   SmallVector<Value> zeros;
   for (int64_t i = 0; i < 2 + ol.size(); ++i)
     zeros.push_back(c.f32(0.0));
-  Type pType = toOperand(c, elt, vector::BroadcastOp::create(
-                                     cb, loc, VectorType::get({2}, elt),
-                                     arith::ConstantOp::create(
-                                         cb, loc, cb.getZeroAttr(elt))))
-                   .getType();
+  Type pType =
+      toOperand(c, elt,
+                vector::BroadcastOp::create(
+                    cb, loc, VectorType::get({2}, elt),
+                    arith::ConstantOp::create(cb, loc, cb.getZeroAttr(elt))))
+          .getType();
   SmallVector<Type> stateTypes(4 + ol.size(), cb.getF32Type());
   stateTypes.append(4 * kP, pType);
   // Signed: the block range's end is negative when a window shows the CTA's
   // rows no key at all (Nq > Nk, bottom-right); unsigned, it would wrap,
   // and the consumers would wait for a block the producer never loads.
-  Value any = arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::slt,
-                                    kbBegin, kbEnd);
+  Value any =
+      arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::slt, kbBegin, kbEnd);
   auto first = scf::IfOp::create(cb, loc, stateTypes, any,
                                  /*withElseRegion=*/true);
   {
@@ -711,8 +713,7 @@ void WgmmaEmitter::emit() {
     release(e, 1 + 2 * kStages, kbBegin);
     SmallVector<Value> m{e.f32(kNegInf), e.f32(kNegInf)};
     SmallVector<Value> l{e.f32(0.0), e.f32(0.0)}, pRegs;
-    RowMaxima rowMax =
-        softmax(e, kbBegin, /*masked=*/true, s, m, l, pRegs);
+    RowMaxima rowMax = softmax(e, kbBegin, /*masked=*/true, s, m, l, pRegs);
     SmallVector<Value> result = rowMax.mNew;
     result.append(rowMax.lsum);
     result.append(zeros.begin() + 2, zeros.end());
@@ -724,11 +725,11 @@ void WgmmaEmitter::emit() {
     KB x{eb, loc};
     SmallVector<Value> none{x.f32(kNegInf), x.f32(kNegInf)};
     none.append(zeros);
-    Value zeroP = toOperand(
-        x, elt,
-        vector::BroadcastOp::create(
-            eb, loc, VectorType::get({2}, elt),
-            arith::ConstantOp::create(eb, loc, eb.getZeroAttr(elt))));
+    Value zeroP =
+        toOperand(x, elt,
+                  vector::BroadcastOp::create(
+                      eb, loc, VectorType::get({2}, elt),
+                      arith::ConstantOp::create(eb, loc, eb.getZeroAttr(elt))));
     none.append(4 * kP, zeroP);
     scf::YieldOp::create(eb, loc, none);
   }
@@ -743,12 +744,10 @@ void WgmmaEmitter::emit() {
     turn(e);
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     Value acc = issueScores(e, kb);
-    SmallVector<Value> o = issueValues(e, prev, curRef.drop_front(4 + ol.size()),
-                                       curRef.slice(4, ol.size()));
+    SmallVector<Value> o = issueValues(
+        e, prev, curRef.drop_front(4 + ol.size()), curRef.slice(4, ol.size()));
     passTurn(e);
-    SmallVector<Value> s = accumulatorAsm(
-        e, "wgmma.wait_group.sync.aligned 1;", unpack(e, acc, kBK / 2), {},
-        "");
+    SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2), 1);
     release(e, 1 + 2 * kStages, kb);
     SmallVector<Value> pRegs;
     RowMaxima rowMax = softmax(e, kb, masked, s, curRef.take_front(2),
@@ -827,9 +826,10 @@ public:
 /// dropout), two otherwise; 2 stages; keys per block 128 up to d = 64 and
 /// with two warpgroups up to d = 128, 64 between 64 and 128 with three or
 /// with features, and above d = 128 64, 32 with features.
-LogicalResult WgmmaFamily::resolveOptions(
-    KernelPlan &plan, const AttentionKernelOptions &requested,
-    int64_t sharedLimit) const {
+LogicalResult
+WgmmaFamily::resolveOptions(KernelPlan &plan,
+                            const AttentionKernelOptions &requested,
+                            int64_t sharedLimit) const {
   AttentionOp op = plan.op;
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;
@@ -838,8 +838,8 @@ LogicalResult WgmmaFamily::resolveOptions(
   auto error = [&]() {
     return op.emitOpError() << "convert-attn-to-gpu: mma=wgmma ";
   };
-  bool features = op.getSeed() || op.getBias() || op.getKeepMask() ||
-                  op.hasScoreMod();
+  bool features =
+      op.getSeed() || op.getBias() || op.getKeepMask() || op.hasScoreMod();
   if (resolved.warps == 0)
     resolved.warps = d <= 96 && !features ? 12 : 8;
   if (resolved.warps != 8 && resolved.warps != 12)
@@ -856,9 +856,9 @@ LogicalResult WgmmaFamily::resolveOptions(
                    << 16 * resolved.warps << " (64 rows per warpgroup), not "
                    << resolved.blockQ;
   if (resolved.blockK == 0)
-    resolved.blockK = d > 128   ? (features ? 32 : 64)
+    resolved.blockK = d > 128 ? (features ? 32 : 64)
                       : d > 64 && (features || resolved.warps == 12) ? 64
-                                                                      : 128;
+                                                                     : 128;
   if (resolved.blockK % 16 != 0 || resolved.blockK < 16 ||
       resolved.blockK > 256)
     return error() << "takes a block-k that is a multiple of 16 up to 256, "
