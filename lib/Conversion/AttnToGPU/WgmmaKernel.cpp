@@ -184,6 +184,24 @@ private:
   /// acc += P V, P four operand registers, V N-major from shared memory.
   SmallVector<Value> wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
                                     ArrayRef<Value> a, Value descB);
+  /// The producer warpgroup's body (setmaxnreg to `registers`).
+  void emitProducer(OpBuilder &pb, Value q0, Value kbBegin, Value kbEnd,
+                    int64_t registers);
+  /// The consumer warpgroups' body (setmaxnreg to `registers`) and the
+  /// epilogue.
+  void emitConsumers(OpBuilder &cb, Value wgAll, Value q0, Value kbBegin,
+                     Value kbEnd, int64_t registers);
+  /// The mbarrier `index` as a shared-memory pointer: Q full (0); K full
+  /// (1 + s), V full (1 + S + s), K empty (1 + 2S + s), V empty (1 + 3S + s)
+  /// of stage s.
+  Value barrier(KB &e, Value index);
+  Value i32Constant(KB &e, int64_t v);
+  /// mbarrier.try_wait.parity on barrier `index` until the phase of
+  /// `parity` completed.
+  void waitBarrier(KB &e, Value index, Value parity);
+  /// fence.proxy.async.shared::cta: this thread's generic-proxy writes
+  /// (cp.async, stores) before the tensor cores' async-proxy reads.
+  void proxyFence(KB &e);
   /// wgmma.wait_group `pending`, the accumulators `acc` through it.
   SmallVector<Value> waitGroup(KB &e, ArrayRef<Value> acc, int pending = 0);
 
@@ -391,167 +409,108 @@ SmallVector<Value> WgmmaEmitter::wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
   return accumulatorAsm(e, asmString, acc, extra, "r,r,r,r,l");
 }
 
-void WgmmaEmitter::emit() {
-  mapCaptures(plan, b, loc);
-  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
+Value WgmmaEmitter::barrier(KB &e, Value index) {
+  Value address = e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
+                        e.mul(index, e.idx(8)));
+  Value i64 =
+      arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      e.b, e.loc, LLVM::LLVMPointerType::get(e.b.getContext(), 3), i64);
+}
+
+Value WgmmaEmitter::i32Constant(KB &e, int64_t v) {
+  return arith::ConstantOp::create(e.b, e.loc, e.b.getI32IntegerAttr(v));
+}
+
+void WgmmaEmitter::waitBarrier(KB &e, Value index, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(
+      e.b, e.loc, barrier(e, index),
+      arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), parity),
+      i32Constant(e, 10000000));
+}
+
+void WgmmaEmitter::proxyFence(KB &e) {
+  NVVM::FenceProxyOp::create(
+      e.b, e.loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(e.b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+/// Emits `fn` under scf.if `cond`.
+static void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn) {
+  scf::IfOp::create(e.b, e.loc, cond, [&](OpBuilder &nb, Location nl) {
+    KB x{nb, nl};
+    fn(x);
+    scf::YieldOp::create(nb, nl);
+  });
+}
+
+static Value isEqual(KB &e, Value x, int64_t c) {
+  return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
+                               e.idx(c));
+}
+
+// The producer warpgroup: Q, then K and V of each block into the stage
+// ring: a stage's K (V) is refilled once every consumer thread arrived on
+// its K (V) empty barrier; each copy signals its full barrier as it
+// lands.
+void WgmmaEmitter::emitProducer(OpBuilder &pb, Value q0, Value kbBegin,
+                                Value kbEnd, int64_t registers) {
+  const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
+  int64_t D = plan.D, Dv = plan.Dv;
+  KB p{pb, loc};
+  NVVM::SetMaxRegisterOp::create(pb, loc, registers,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  copyRows(p, q, hi, q0, p.idx(plan.Nq - 1), D, qt, p.idx(0));
+  NVVM::CpAsyncMBarrierArriveOp::create(pb, loc, barrier(p, p.idx(0)),
+                                        /*noinc=*/true);
+  scf::ForOp::create(
+      pb, loc, kbBegin, kbEnd, p.idx(1), ValueRange{},
+      [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
+        KB e{lb, ll};
+        Value i = e.sub(kb, kbBegin);
+        Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
+        auto waitEmpty = [&](int64_t first) {
+          ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &x) {
+            waitBarrier(x, x.add(x.idx(first), stage),
+                        x.remu(x.sub(round, x.idx(1)), 2));
+          });
+        };
+        Value k0 = e.mul(kb, e.idx(kBK));
+        Value last = tail ? e.idx(plan.Nk - 1) : Value();
+        waitEmpty(1 + 2 * kStages);
+        copyRows(e, key, kvh, k0, last, D, kt,
+                 e.divu(e.add(e.idx(layout.kOffset()),
+                              e.mul(stage, e.idx(layout.kStage()))),
+                        2));
+        NVVM::CpAsyncMBarrierArriveOp::create(
+            lb, ll, barrier(e, e.add(e.idx(1), stage)), /*noinc=*/true);
+        waitEmpty(1 + 3 * kStages);
+        copyRows(e, value, kvh, k0, last, Dv, vt,
+                 e.divu(e.add(e.idx(layout.vOffset()),
+                              e.mul(stage, e.idx(layout.vStage()))),
+                        2));
+        NVVM::CpAsyncMBarrierArriveOp::create(
+            lb, ll, barrier(e, e.add(e.idx(1 + kStages), stage)),
+            /*noinc=*/true);
+        scf::YieldOp::create(lb, ll);
+      });
+  // No copy outlives the producer.
+  NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
+}
+
+// The consumer warpgroups (`wgAll`: the warpgroup index, 1 ..).
+void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
+                                 Value kbBegin, Value kbEnd,
+                                 int64_t registers) {
+  int64_t Dp = paddedDim(plan.D), Dvp = paddedDim(plan.Dv);
   const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
-  const int64_t nS = kBK / 8, nO = Dvp / 8;
-  const FragmentLayout sl{1, nS}, ol{1, nO};
+  const FragmentLayout sl{1, kBK / 8}, ol{1, Dvp / 8};
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
-
-  // Dynamic shared memory, its first 1024-byte boundary as the base of the
-  // tiles (`buf`, elements; `bufAddress`, the shared-memory address).
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
-  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-  Value shift = k.remu(k.sub(k.idx(1024), k.remu(start, 1024)), 1024);
-  bufAddress = k.add(start, shift);
-  buf = memref::ViewOp::create(b, loc,
-                               MemRefType::get({layout.barrierOffset() / 2},
-                                               elt, MemRefLayoutAttrInterface(),
-                                               workgroup),
-                               smem, shift, ValueRange{});
-  // The mbarriers: Q full (0); K full (1 + s), V full (1 + S + s), K empty
-  // (1 + 2S + s), V empty (1 + 3S + s) of stage s.
-  auto barrier = [&](KB &e, Value index) -> Value {
-    Value address = e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
-                          e.mul(index, e.idx(8)));
-    Value i64 =
-        arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(), address);
-    return LLVM::IntToPtrOp::create(e.b, e.loc,
-                                    LLVM::LLVMPointerType::get(ctx, 3), i64);
-  };
-  auto i32c = [&](KB &e, int64_t v) -> Value {
-    return arith::ConstantOp::create(e.b, e.loc, e.b.getI32IntegerAttr(v));
-  };
-  auto wait = [&](KB &e, Value index, Value parity) {
-    NVVM::MBarrierTryWaitParityOp::create(
-        e.b, e.loc, barrier(e, index),
-        arith::IndexCastUIOp::create(e.b, e.loc, i32, parity),
-        i32c(e, 10000000));
-  };
-  auto proxyFence = [&](KB &e) {
-    NVVM::FenceProxyOp::create(
-        e.b, e.loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  };
-  auto ifThen = [&](KB &e, Value cond, function_ref<void(KB &)> fn) {
-    scf::IfOp::create(e.b, e.loc, cond, [&](OpBuilder &nb, Location nl) {
-      KB x{nb, nl};
-      fn(x);
-      scf::YieldOp::create(nb, nl);
-    });
-  };
-  auto eq = [&](KB &e, Value x, int64_t c) -> Value {
-    return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
-                                 e.idx(c));
-  };
-
-  auto [qb, by] = k.blockCoordinates(plan);
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  bi = k.divu(by, plan.Hq);
-  hi = k.remu(by, plan.Hq);
-  kvh = k.divu(hi, plan.G);
-  Value q0 = k.mul(qb, k.idx(kBQ));
-  Value kbBegin, kbEnd;
-  std::tie(kbBegin, kbEnd) = k.keyBlockRange(
-      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
-
-  // Set-up by the whole CTA: the mbarriers (the producer's 128 threads
-  // arrive on the full ones as their copies land, every consumer thread on
-  // the empty ones), zeros in the padding columns; then the roles.
-  ifThen(k, eq(k, tid, 0), [&](KB &x) {
-    auto init = [&](int64_t index, int64_t count) {
-      NVVM::MBarrierInitOp::create(x.b, x.loc, barrier(x, x.idx(index)),
-                                   i32c(x, count), Value());
-    };
-    init(0, kProducerThreads);
-    for (int64_t st = 0; st < kStages; ++st) {
-      init(1 + st, kProducerThreads);
-      init(1 + kStages + st, kProducerThreads);
-      init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
-      init(1 + 3 * kStages + st, 32 * plan.cfg.warps);
-    }
-    NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
-  });
-  zeroPadding(qt, D, 0, 1, 0);
-  zeroPadding(kt, D, layout.kOffset(), kStages, layout.kStage());
-  zeroPadding(vt, Dv, layout.vOffset(), kStages, layout.vStage());
-  if (Dp != D || Dvp != Dv)
-    proxyFence(k);
-  gpu::BarrierOp::create(b, loc);
-
-  // Registers: the producer gives up what the consumers take (one branch
-  // per role, as setmaxnreg needs; RegisterSplit).
-  const RegisterSplit split = registerSplit(consumers);
-  // The warpgroup index, made warp-uniform for ptxas by a shuffle from lane
-  // 0 (otherwise it allocates both roles' registers at the entry cap).
-  Value wgAll = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      gpu::ShuffleOp::create(
-          b, loc, arith::IndexCastUIOp::create(b, loc, i32, k.divu(tid, 128)),
-          0, 32, gpu::ShuffleMode::IDX)
-          .getShuffleResult());
-  scf::IfOp roles = scf::IfOp::create(b, loc, eq(k, wgAll, 0),
-                                      /*withElseRegion=*/true);
-
-  // The producer warpgroup: Q, then K and V of each block into the stage
-  // ring: a stage's K (V) is refilled once every consumer thread arrived on
-  // its K (V) empty barrier; each copy signals its full barrier as it
-  // lands.
-  {
-    OpBuilder pb = roles.getThenBodyBuilder();
-    KB p{pb, loc};
-    NVVM::SetMaxRegisterOp::create(pb, loc, split.producer,
-                                   NVVM::SetMaxRegisterAction::decrease);
-    copyRows(p, q, hi, q0, p.idx(plan.Nq - 1), D, qt, p.idx(0));
-    NVVM::CpAsyncMBarrierArriveOp::create(pb, loc, barrier(p, p.idx(0)),
-                                          /*noinc=*/true);
-    scf::ForOp::create(
-        pb, loc, kbBegin, kbEnd, p.idx(1), ValueRange{},
-        [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
-          KB e{lb, ll};
-          Value i = e.sub(kb, kbBegin);
-          Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
-          auto waitEmpty = [&](int64_t first) {
-            ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &x) {
-              wait(x, x.add(x.idx(first), stage),
-                   x.remu(x.sub(round, x.idx(1)), 2));
-            });
-          };
-          Value k0 = e.mul(kb, e.idx(kBK));
-          Value last = tail ? e.idx(plan.Nk - 1) : Value();
-          waitEmpty(1 + 2 * kStages);
-          copyRows(e, key, kvh, k0, last, D, kt,
-                   e.divu(e.add(e.idx(layout.kOffset()),
-                                e.mul(stage, e.idx(layout.kStage()))),
-                          2));
-          NVVM::CpAsyncMBarrierArriveOp::create(
-              lb, ll, barrier(e, e.add(e.idx(1), stage)), /*noinc=*/true);
-          waitEmpty(1 + 3 * kStages);
-          copyRows(e, value, kvh, k0, last, Dv, vt,
-                   e.divu(e.add(e.idx(layout.vOffset()),
-                                e.mul(stage, e.idx(layout.vStage()))),
-                          2));
-          NVVM::CpAsyncMBarrierArriveOp::create(
-              lb, ll, barrier(e, e.add(e.idx(1 + kStages), stage)),
-              /*noinc=*/true);
-          scf::YieldOp::create(lb, ll);
-        });
-    // No copy outlives the producer.
-    NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
-  }
-
-  // The consumer warpgroups.
-  OpBuilder cb = roles.getElseBodyBuilder();
   KB c{cb, loc};
-  NVVM::SetMaxRegisterOp::create(cb, loc, split.consumer,
+  NVVM::SetMaxRegisterOp::create(cb, loc, registers,
                                  NVVM::SetMaxRegisterAction::increase);
   Value wg = c.sub(wgAll, c.idx(1)), warp = c.remu(c.divu(tid, 32), 4);
   Value lane = c.remu(tid, 32);
@@ -574,7 +533,7 @@ void WgmmaEmitter::emit() {
                            kt.descriptorBits(/*nMajor=*/false));
   Value vDesc = descriptor(c, c.add(bufAddress, c.idx(layout.vOffset())),
                            vt.descriptorBits(/*nMajor=*/true));
-  wait(c, c.idx(0), c.idx(0));
+  waitBarrier(c, c.idx(0), c.idx(0));
   proxyFence(c);
 
   // Ping-pong between the consumer warpgroups (named barriers 1 ..
@@ -588,15 +547,17 @@ void WgmmaEmitter::emit() {
   };
   auto turn = [&](KB &e) {
     NVVM::BarrierOp::create(e.b, e.loc, Type(), i32v(e, e.add(wg, e.idx(1))),
-                            i32c(e, 256), NVVM::BarrierReductionAttr(),
+                            i32Constant(e, 256), NVVM::BarrierReductionAttr(),
                             Value());
   };
   auto passTurn = [&](KB &e) {
     Value next = e.add(e.remu(e.add(wg, e.idx(1)), consumers), e.idx(1));
-    NVVM::BarrierArriveOp::create(e.b, e.loc, i32v(e, next), i32c(e, 256));
+    NVVM::BarrierArriveOp::create(e.b, e.loc, i32v(e, next),
+                                  i32Constant(e, 256));
   };
-  ifThen(c, eq(c, wg, consumers - 1), [&](KB &x) {
-    NVVM::BarrierArriveOp::create(x.b, x.loc, i32c(x, 1), i32c(x, 256));
+  ifThen(c, isEqual(c, wg, consumers - 1), [&](KB &x) {
+    NVVM::BarrierArriveOp::create(x.b, x.loc, i32Constant(x, 1),
+                                  i32Constant(x, 256));
   });
 
   double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
@@ -623,14 +584,14 @@ void WgmmaEmitter::emit() {
     return acc;
   };
   auto waitKeys = [&](KB &e, Value kb) {
-    wait(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
+    waitBarrier(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
     proxyFence(e);
   };
   // Issues O += P V of block kb once its V landed (not waited for).
   auto issueValues = [&](KB &e, Value kb, ArrayRef<Value> pRegs,
                          ArrayRef<Value> o) {
     Value stage = stageOf(e, kb);
-    wait(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
+    waitBarrier(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
     proxyFence(e);
     Value vStageDesc = advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
     SmallVector<Value> acc(o);
@@ -784,6 +745,83 @@ void WgmmaEmitter::emit() {
   SmallVector<Value> state(loopState.begin(), loopState.begin() + 4);
   state.append(last.getResults().begin(), last.getResults().end());
   storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+}
+
+void WgmmaEmitter::emit() {
+  mapCaptures(plan, b, loc);
+  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
+  const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
+  MLIRContext *ctx = b.getContext();
+
+  // Dynamic shared memory, its first 1024-byte boundary as the base of the
+  // tiles (`buf`, elements; `bufAddress`, the shared-memory address).
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value shift = k.remu(k.sub(k.idx(1024), k.remu(start, 1024)), 1024);
+  bufAddress = k.add(start, shift);
+  buf = memref::ViewOp::create(b, loc,
+                               MemRefType::get({layout.barrierOffset() / 2},
+                                               elt, MemRefLayoutAttrInterface(),
+                                               workgroup),
+                               smem, shift, ValueRange{});
+  auto [qb, by] = k.blockCoordinates(plan);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  bi = k.divu(by, plan.Hq);
+  hi = k.remu(by, plan.Hq);
+  kvh = k.divu(hi, plan.G);
+  Value q0 = k.mul(qb, k.idx(kBQ));
+  Value kbBegin, kbEnd;
+  std::tie(kbBegin, kbEnd) = k.keyBlockRange(
+      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
+
+  // Set-up by the whole CTA: the mbarriers (the producer's 128 threads
+  // arrive on the full ones as their copies land, every consumer thread on
+  // the empty ones), zeros in the padding columns; then the roles.
+  ifThen(k, isEqual(k, tid, 0), [&](KB &x) {
+    auto init = [&](int64_t index, int64_t count) {
+      NVVM::MBarrierInitOp::create(x.b, x.loc, barrier(x, x.idx(index)),
+                                   i32Constant(x, count), Value());
+    };
+    init(0, kProducerThreads);
+    for (int64_t st = 0; st < kStages; ++st) {
+      init(1 + st, kProducerThreads);
+      init(1 + kStages + st, kProducerThreads);
+      init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
+      init(1 + 3 * kStages + st, 32 * plan.cfg.warps);
+    }
+    NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
+  });
+  zeroPadding(layout.q, D, 0, 1, 0);
+  zeroPadding(layout.k, D, layout.kOffset(), kStages, layout.kStage());
+  zeroPadding(layout.v, Dv, layout.vOffset(), kStages, layout.vStage());
+  if (Dp != D || Dvp != Dv)
+    proxyFence(k);
+  gpu::BarrierOp::create(b, loc);
+
+  // Registers: the producer gives up what the consumers take (one branch
+  // per role, as setmaxnreg needs; RegisterSplit).
+  const RegisterSplit split = registerSplit(consumers);
+  // The warpgroup index, made warp-uniform for ptxas by a shuffle from lane
+  // 0 (otherwise it allocates both roles' registers at the entry cap).
+  Value wgAll = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(b, loc,
+                             arith::IndexCastUIOp::create(
+                                 b, loc, b.getI32Type(), k.divu(tid, 128)),
+                             0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult());
+  scf::IfOp roles = scf::IfOp::create(b, loc, isEqual(k, wgAll, 0),
+                                      /*withElseRegion=*/true);
+
+  OpBuilder pb = roles.getThenBodyBuilder();
+  emitProducer(pb, q0, kbBegin, kbEnd, split.producer);
+  OpBuilder cb = roles.getElseBodyBuilder();
+  emitConsumers(cb, wgAll, q0, kbBegin, kbEnd, split.consumer);
   b.setInsertionPointAfter(roles);
   gpu::ReturnOp::create(b, loc);
 }

@@ -47,6 +47,12 @@
 // CHECK:           nvvm.cp.async.wait.group 0
 // CHECK:         } else {
 // CHECK-NEXT:      nvvm.setmaxregister  increase 232
+// The matrix descriptors' fields besides the address (PTX ISA, "Matrix
+// Descriptor Format"): 128-byte swizzle (mode 1 << 62), 8 rows x 128 bytes
+// between row groups (64 << 32); K-major Q and K: leading offset unused
+// (1 << 16); N-major V: one 128-key panel, 128 x 128 bytes (1024 << 16).
+// CHECK-DAG:       arith.constant 4611686293305360384 : i64
+// CHECK-DAG:       arith.constant 4611686293372403712 : i64
 // CHECK:           nvvm.barrier.arrive
 // Whether the CTA has a key block: signed (the range's end can be negative).
 // CHECK:           arith.cmpi slt
