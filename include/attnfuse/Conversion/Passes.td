@@ -76,22 +76,28 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     visited; GQA reads K/V head h / G; bias, keep mask, score_mod and dropout
     use the shared ScoreUtils builders.
 
-    Two instruction families: `mma_sync` (default; bf16/f16, head dims
-    multiples of 16 up to 256): FlashAttention-2's structure on tensor cores
-    (mma.sync m16n8k16, f32 accumulators), 4 warps, Q and two cp.async K/V
-    stages in shared memory, ldmatrix, P kept in registers, the blocks that
-    every row sees whole in a loop without per-element mask; `simt`: f32
-    FMAs, T threads per query row (f32, odd head dims: `mma_sync` falls back
-    to it with a remark). Options left at 0 take defaults per head dimension
+    Three instruction families; `mma=auto` (the default) picks by `chip`:
+    `wgmma` on sm_90a (bf16/f16, head dims multiples of 8 up to 256):
+    FlashAttention-3's structure, a producer warpgroup filling a ring of K/V
+    stages (cp.async, mbarriers) and consumer warpgroups issuing
+    wgmma.mma_async from swizzled shared memory, P in registers, softmax
+    overlapped with the products, setmaxnreg, ping-pong; `mma_sync` below
+    sm_90a (same types and head dims): FlashAttention-2's structure on
+    tensor cores (mma.sync m16n8k16, f32 accumulators), 4 warps, Q and
+    cp.async K/V stages in shared memory, ldmatrix, P kept in registers;
+    `simt`: f32 FMAs, T threads per query row (f32, other head dims). A
+    family that cannot compute an op falls back, wgmma to mma_sync to simt,
+    with a remark. The blocks that every row sees whole run a loop without
+    per-element mask. Options left at 0 take defaults per head dimension
     and features. The kernel's arguments: Q, K, V, [bias], [keep], [seed],
-    O, lse. See docs/GPU.md.
+    [score_mod captures], O, lse. See docs/GPU.md.
 
     Besides the options below, the pass takes the kernel options declared
     once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
-    forwarded by attn-lower-to-nvvm-pipeline): `mma`, `block-q`, `block-k`,
-    `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`, `stages`,
-    `lazy-rescale`, `shared-memory-limit` (`attnfuse-opt --help` lists them
-    with their meaning).
+    forwarded by attn-lower-to-nvvm-pipeline): `chip`, `mma`, `block-q`,
+    `block-k`, `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`,
+    `stages`, `lazy-rescale`, `shared-memory-limit` (`attnfuse-opt --help`
+    lists them with their meaning).
   }];
   let options = [
     Option<"kernelPrefix", "kernel-prefix", "std::string",
