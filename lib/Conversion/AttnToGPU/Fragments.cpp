@@ -16,6 +16,17 @@ using namespace mlir;
 using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
+std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
+    AttentionOp op) {
+  Type elt = op.getQueryType().getElementType();
+  if (!elt.isBF16() && !elt.isF16())
+    return "element type is not bf16/f16";
+  int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
+  if (d % 8 != 0 || dv % 8 != 0 || d > 256 || dv > 256)
+    return "head dims must be multiples of 8, at most 256";
+  return "";
+}
+
 Value attnfuse::gpu_kernels::exp2Approx(KB &e, Value x) {
   return LLVM::CallIntrinsicOp::create(
              e.b, e.loc, e.b.getF32Type(),

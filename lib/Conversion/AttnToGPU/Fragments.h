@@ -31,6 +31,16 @@ struct FragmentLayout {
   }
 };
 
+/// A head dim as the tensor cores see it: rounded up to their k step of 16.
+/// The columns past the true dim are zeros in shared memory (and in
+/// registers), which add 0 to every dot product; O's are not stored.
+inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
+
+/// Why a tensor-core family cannot compute `op` (empty when it can): bf16
+/// or f16, head dims that are multiples of 8 (16-byte copies of a row) up to
+/// 256 (the widest n of an instruction).
+std::string getTensorCoreUnsupportedReason(AttentionOp op);
+
 /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
 /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
 /// predicated FMULs), which costs issue slots and registers in the

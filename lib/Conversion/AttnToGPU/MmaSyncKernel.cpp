@@ -72,11 +72,6 @@ using namespace attnfuse::gpu_kernels;
 namespace {
 constexpr int64_t kPad = 8;
 int64_t rowStride(int64_t d) { return d + kPad; }
-/// A head dim as the tensor cores see it: rounded up to the k (and paired
-/// n) step of 16. The columns past the true dim are zero in shared memory and
-/// in Q's registers (exact: they add 0 to every dot product), and O's are not
-/// stored.
-int64_t paddedDim(int64_t d) { return llvm::alignTo(d, 16); }
 /// m16 tiles per warp: 1 (Q fragments in registers up to d = 128) or 2 (Q
 /// in shared memory, re-read by ldmatrix per block; every K/V fragment
 /// feeds two mmas).
@@ -95,11 +90,11 @@ struct SharedLayout {
   int64_t k, v, q;
   explicit SharedLayout(const KernelPlan &plan)
       : k(plan.cfg.stages * plan.cfg.blockK *
-          rowStride(paddedDim(plan.D)) * 2),
+          rowStride(paddedHeadDim(plan.D)) * 2),
         v(plan.cfg.stages * plan.cfg.blockK *
-          rowStride(paddedDim(plan.Dv)) * 2),
+          rowStride(paddedHeadDim(plan.Dv)) * 2),
         q(qInSharedMemory(plan)
-              ? plan.cfg.blockQ * rowStride(paddedDim(plan.D)) * 2
+              ? plan.cfg.blockQ * rowStride(paddedHeadDim(plan.D)) * 2
               : 0) {}
   int64_t total() const { return k + v + q; }
 };
@@ -221,7 +216,8 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
 void MmaSyncEmitter::emit() {
   mapCaptures(plan, b, loc);
   // True head dims (copies) and padded ones (shared memory, fragments).
-  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
+  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedHeadDim(D),
+          Dvp = paddedHeadDim(Dv);
   // Each K/V block of kBK keys is processed in online-softmax steps of kC
   // (chunk) keys: the registers of S and P scale with kC, the copies and
   // barriers with kBK.
@@ -539,14 +535,7 @@ public:
   const KernelFamily *getFallback() const override { return &getSimtFamily(); }
   std::string getUnsupportedReason(AttentionOp op,
                                    StringRef chip) const override {
-    Type elt = op.getQueryType().getElementType();
-    if (!elt.isBF16() && !elt.isF16())
-      return "element type is not bf16/f16";
-    int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
-    // 16-byte cp.async pieces: rows of a multiple of 8 elements.
-    if (d % 8 != 0 || dv % 8 != 0 || d > 256 || dv > 256)
-      return "head dims must be multiples of 8, at most 256";
-    return "";
+    return getTensorCoreUnsupportedReason(op);
   }
   LogicalResult resolveOptions(KernelPlan &plan,
                                const AttentionKernelOptions &requested,
@@ -578,7 +567,7 @@ LogicalResult MmaSyncFamily::resolveOptions(
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;
   resolved.mma = getName();
-  int64_t d = std::max(paddedDim(plan.D), paddedDim(plan.Dv));
+  int64_t d = std::max(paddedHeadDim(plan.D), paddedHeadDim(plan.Dv));
   bool dropout = static_cast<bool>(op.getSeed());
   bool elementwise = op.getBias() || op.getKeepMask() || op.hasScoreMod();
   if (resolved.warps == 0)

@@ -79,9 +79,6 @@ constexpr bool fitsPool(int64_t consumers) {
 static_assert(fitsPool(2) && fitsPool(3),
               "the register split exceeds the CTA's pool");
 
-/// A head dim as wgmma sees it: rounded up to its k step of 16.
-int64_t paddedDim(int64_t d) { return llvm::alignTo(d, 16); }
-
 /// A tile of `lines` rows of a row-major source (Q, K or V), each of
 /// `lineBytes` bytes, as wgmma reads it from shared memory: cut along the
 /// row into panels of `panel` bytes (the swizzle width: 128, 64 or 32), a
@@ -135,9 +132,10 @@ struct SharedLayout {
   TileLayout q, k, v;
   int64_t stages;
   explicit SharedLayout(const KernelPlan &plan)
-      : q(16 * plan.cfg.warps, 2 * paddedDim(plan.D)),
-        k(plan.cfg.blockK, 2 * paddedDim(plan.D)),
-        v(plan.cfg.blockK, 2 * paddedDim(plan.Dv)), stages(plan.cfg.stages) {}
+      : q(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.D)),
+        k(plan.cfg.blockK, 2 * paddedHeadDim(plan.D)),
+        v(plan.cfg.blockK, 2 * paddedHeadDim(plan.Dv)),
+        stages(plan.cfg.stages) {}
   int64_t kOffset() const { return llvm::alignTo(q.bytes(), 1024); }
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
@@ -478,21 +476,21 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, Value q0, Value kbBegin,
         };
         Value k0 = e.mul(kb, e.idx(kBK));
         Value last = tail ? e.idx(plan.Nk - 1) : Value();
-        waitEmpty(1 + 2 * kStages);
-        copyRows(e, key, kvh, k0, last, D, kt,
-                 e.divu(e.add(e.idx(layout.kOffset()),
-                              e.mul(stage, e.idx(layout.kStage()))),
-                        2));
-        NVVM::CpAsyncMBarrierArriveOp::create(
-            lb, ll, barrier(e, e.add(e.idx(1), stage)), /*noinc=*/true);
-        waitEmpty(1 + 3 * kStages);
-        copyRows(e, value, kvh, k0, last, Dv, vt,
-                 e.divu(e.add(e.idx(layout.vOffset()),
-                              e.mul(stage, e.idx(layout.vStage()))),
-                        2));
-        NVVM::CpAsyncMBarrierArriveOp::create(
-            lb, ll, barrier(e, e.add(e.idx(1 + kStages), stage)),
-            /*noinc=*/true);
+        // Rows k0 .. of `src` into the stage of the tile at `offset`, once
+        // its `empty` barrier allows; signals `full` as the copies land.
+        auto fill = [&](Value src, int64_t width, const TileLayout &tile,
+                        int64_t offset, int64_t stageBytes, int64_t full,
+                        int64_t empty) {
+          waitEmpty(empty);
+          copyRows(
+              e, src, kvh, k0, last, width, tile,
+              e.divu(e.add(e.idx(offset), e.mul(stage, e.idx(stageBytes))), 2));
+          NVVM::CpAsyncMBarrierArriveOp::create(
+              lb, ll, barrier(e, e.add(e.idx(full), stage)), /*noinc=*/true);
+        };
+        fill(key, D, kt, layout.kOffset(), layout.kStage(), 1, 1 + 2 * kStages);
+        fill(value, Dv, vt, layout.vOffset(), layout.vStage(), 1 + kStages,
+             1 + 3 * kStages);
         scf::YieldOp::create(lb, ll);
       });
   // No copy outlives the producer.
@@ -503,7 +501,7 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, Value q0, Value kbBegin,
 void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
                                  Value kbBegin, Value kbEnd,
                                  int64_t registers) {
-  int64_t Dp = paddedDim(plan.D), Dvp = paddedDim(plan.Dv);
+  int64_t Dp = paddedHeadDim(plan.D), Dvp = paddedHeadDim(plan.Dv);
   const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
   const FragmentLayout sl{1, kBK / 8}, ol{1, Dvp / 8};
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
@@ -749,7 +747,8 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
 
 void WgmmaEmitter::emit() {
   mapCaptures(plan, b, loc);
-  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedDim(D), Dvp = paddedDim(Dv);
+  int64_t D = plan.D, Dv = plan.Dv, Dp = paddedHeadDim(D),
+          Dvp = paddedHeadDim(Dv);
   const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
   MLIRContext *ctx = b.getContext();
 
@@ -836,14 +835,7 @@ public:
                                    StringRef chip) const override {
     if (!isWgmmaChip(chip))
       return ("wgmma needs sm_90a, the target is " + chip).str();
-    Type elt = op.getQueryType().getElementType();
-    if (!elt.isBF16() && !elt.isF16())
-      return "element type is not bf16/f16";
-    int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
-    // 16-byte cp.async pieces; wgmma's n is at most 256.
-    if (d % 8 != 0 || dv % 8 != 0 || d > 256 || dv > 256)
-      return "head dims must be multiples of 8, at most 256";
-    return "";
+    return getTensorCoreUnsupportedReason(op);
   }
   LogicalResult resolveOptions(KernelPlan &plan,
                                const AttentionKernelOptions &requested,
@@ -872,7 +864,7 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;
   resolved.mma = getName();
-  int64_t d = std::max(paddedDim(plan.D), paddedDim(plan.Dv));
+  int64_t d = std::max(paddedHeadDim(plan.D), paddedHeadDim(plan.Dv));
   auto error = [&]() {
     return op.emitOpError() << "convert-attn-to-gpu: mma=wgmma ";
   };
