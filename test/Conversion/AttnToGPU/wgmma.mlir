@@ -11,6 +11,7 @@
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma block-k=24" -split-input-file 2>&1 | FileCheck %s --check-prefix=BK
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chunk=64" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma stages=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=S1
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_80" -split-input-file 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -split-input-file -o %t.mlir 2>/dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
@@ -22,6 +23,9 @@
 // BK: mma=wgmma takes a block-k that is a multiple of 16 up to 256, not 24
 // CHUNK: mma=wgmma takes chunk = block-k, not 64
 // S1: mma=wgmma takes 2 to 4 stages, not 1
+// Another chip: the family falls back, with a remark.
+// SM80: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: wgmma needs sm_90a, the target is sm_80
+// SM80: attn.family = "mma_sync"
 
 // A producer warpgroup and two consumer warpgroups of 64 rows, 128-key
 // blocks at d = 128; dynamic shared memory: 1024 (alignment) + Q 128 x 256
