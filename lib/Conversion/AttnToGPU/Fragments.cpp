@@ -105,12 +105,27 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
       }
 }
 
+void attnfuse::gpu_kernels::scoreFragments(
+    KB &e, const KernelPlan &plan, const ScoreScaling &scaling,
+    FragmentLayout sl, MutableArrayRef<Value> s, Value bias, Value keep,
+    const IRMapping *captures,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    bool masked, Value k0, Value t2, Value row0) {
+  if (scaling.elementwise) {
+    applyElementScores(e, plan, sl, s, bias, keep, captures, bhqk);
+  } else if (!scaling.foldScale) {
+    for (Value &x : s)
+      x = e.fmul(x, e.f32(scaling.scaleLog2e));
+  }
+  if (masked)
+    maskScores(e, plan, sl, k0, t2, row0, s);
+}
+
 RowMaxima attnfuse::gpu_kernels::updateRowMaxima(KB &e, FragmentLayout sl,
                                                  ArrayRef<Value> s,
                                                  ArrayRef<Value> m,
                                                  ArrayRef<Value> l,
-                                                 bool foldScale,
-                                                 double scaleLog2e) {
+                                                 const ScoreScaling &scaling) {
   const int64_t R = sl.rows();
   RowMaxima rows;
   rows.mNew.resize(R);
@@ -129,8 +144,8 @@ RowMaxima attnfuse::gpu_kernels::updateRowMaxima(KB &e, FragmentLayout sl,
       mx = e.fmax(mx, gpu::ShuffleOp::create(e.b, e.loc, mx, off, 32,
                                              gpu::ShuffleMode::XOR)
                           .getShuffleResult());
-    if (foldScale)
-      mx = e.fmul(mx, e.f32(scaleLog2e));
+    if (scaling.foldScale)
+      mx = e.fmul(mx, e.f32(scaling.scaleLog2e));
     mx = e.fmax(mx, m[rr]);
     rows.mNew[rr] = mx;
     Value mSafe = e.safeMax(mx);
@@ -181,17 +196,16 @@ SmallVector<Value> attnfuse::gpu_kernels::rescaleAccumulators(
 
 SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
-    int64_t mt, int64_t ks, RowMaxima &rows, bool foldScale,
-    double scaleLog2e, Value seed,
-    function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
+    int64_t mt, int64_t ks, RowMaxima &rows, const ScoreScaling &scaling,
+    Value seed, function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
   Type elt = plan.elementType;
   Value *c0 = s.data() + sl.index(mt, 2 * ks, 0), *c1 = c0 + 4;
   for (Value *c : {c0, c1})
     for (int64_t i = 0; i < 4; ++i) {
       int64_t rr = 2 * mt + i / 2;
       Value &x = c[i];
-      x = exp2Approx(e, foldScale
-                            ? e.fma(x, e.f32(scaleLog2e), rows.negM[rr])
+      x = exp2Approx(e, scaling.foldScale
+                            ? e.fma(x, e.f32(scaling.scaleLog2e), rows.negM[rr])
                             : e.fadd(x, rows.negM[rr]));
     }
   for (int64_t r = 0; r < 2; ++r) {

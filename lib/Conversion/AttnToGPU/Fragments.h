@@ -73,6 +73,31 @@ void applyElementScores(
 void maskScores(KB &e, const KernelPlan &plan, FragmentLayout sl, Value k0,
                 Value t2, Value row0, MutableArrayRef<Value> s);
 
+/// How raw S becomes log2-domain scores: with per-element terms (score_mod,
+/// bias, keep mask) every element goes through applyElementScores; without
+/// them and with a positive scale, the row max is taken on raw S and
+/// scale * log2 e folds into exp2's FMA (foldScale); otherwise S is scaled.
+struct ScoreScaling {
+  double scaleLog2e;
+  bool elementwise, foldScale;
+  explicit ScoreScaling(AttentionOp op)
+      : scaleLog2e(op.getScaleOrDefault() * kLog2e),
+        elementwise(op.hasScoreMod() || op.getBias() || op.getKeepMask()),
+        foldScale(!elementwise && scaleLog2e > 0) {}
+};
+
+/// The scores of one step's S fragments `s` (layout `sl`), for
+/// updateRowMaxima: the per-element terms at the coordinates `bhqk` gives,
+/// or the scale (ScoreScaling), then, on the blocks they cut (`masked`),
+/// the structural mask and key tail (maskScores: keys k0 + ..., rows row0 +
+/// ...).
+void scoreFragments(
+    KB &e, const KernelPlan &plan, const ScoreScaling &scaling,
+    FragmentLayout sl, MutableArrayRef<Value> s, Value bias, Value keep,
+    const IRMapping *captures,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    bool masked, Value k0, Value t2, Value row0);
+
 /// The running row maxima after one step of scores: per row rr of the
 /// thread, mNew = max(m, rowmax(s)) (over the quad; times scale log2 e
 /// first when the scale is folded), negM = -m'' (m'' = safe(mNew)),
@@ -82,7 +107,7 @@ struct RowMaxima {
 };
 RowMaxima updateRowMaxima(KB &e, FragmentLayout sl, ArrayRef<Value> s,
                           ArrayRef<Value> m, ArrayRef<Value> l,
-                          bool foldScale, double scaleLog2e);
+                          const ScoreScaling &scaling);
 
 /// acc * alpha per row (layout `ol`). alpha = 1 exactly where m did not
 /// change (and acc = 0 while m = -inf), so with `lazy` the warp skips the
@@ -102,8 +127,7 @@ SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
 SmallVector<Value>
 probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
                     MutableArrayRef<Value> s, int64_t mt, int64_t ks,
-                    RowMaxima &rows, bool foldScale, double scaleLog2e,
-                    Value seed,
+                    RowMaxima &rows, const ScoreScaling &scaling, Value seed,
                     function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
 
 /// The epilogue: per row rr of the thread, l summed over the quad,

@@ -392,14 +392,12 @@ void MmaSyncEmitter::emit() {
     init.push_back(k.f32(0.0));
   for (int64_t i = 0; i < M * nO * 4; ++i)
     init.push_back(k.f32(0.0));
-  double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
   // score_mod, bias and the keep mask act on each element (ScoreUtils's
   // buildMaskedScore: t = score_mod(scale s, b, h, q, k) + bias, -inf where
   // keep is false), then t log2 e. Without them, with a positive scale the
   // row max of the raw scores times the scale is the max of the scaled
   // scores, so the scale folds into exp2's FFMA.
-  const bool elementwise = plan.op.hasScoreMod() || bias || keep;
-  const bool foldScale = !elementwise && scaleLog2e > 0;
+  const ScoreScaling scaling(plan.op);
 
   // One key block: `masked` applies the per-element structural mask and
   // the key tail (the blocks those cut), otherwise none is computed.
@@ -455,31 +453,22 @@ void MmaSyncEmitter::emit() {
         return SmallVector<Value>{bi, hi, rowsC[2 * mt + i / 2],
                                   keyOf(e, j, i, /*clamp=*/true)};
       };
-      if (elementwise) {
-        applyElementScores(e, plan, sl, s, bias, keep, getCaptures(),
-                           coordinates);
-      } else if (!foldScale) {
-        for (Value &x : s)
-          x = e.fmul(x, e.f32(scaleLog2e));
-      }
-
-      // The structural mask and the key tail, on the blocks they cut.
-      if (masked)
-        maskScores(e, plan, sl, k0, t2, rows[0], s);
+      scoreFragments(e, plan, scaling, sl, s, bias, keep, getCaptures(),
+                     coordinates, masked, k0, t2, rows[0]);
 
       // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
       // i / 2 == r); m is kept scaled (log2 domain).
       ArrayRef<Value> curRef(cur);
       RowMaxima rowMax =
           updateRowMaxima(e, sl, s, curRef.take_front(R),
-                          curRef.slice(R, R), foldScale, scaleLog2e);
+                          curRef.slice(R, R), scaling);
       SmallVector<Value> acc =
           rescaleAccumulators(e, ol, rowMax, curRef.take_front(R),
                               curRef.drop_front(2 * R), plan.cfg.lazyRescale);
 
       auto probabilities = [&](int64_t mt, int64_t ks) {
         return probabilityOperands(
-            e, plan, sl, s, mt, ks, rowMax, foldScale, scaleLog2e, seed,
+            e, plan, sl, s, mt, ks, rowMax, scaling, seed,
             [&](int64_t j, int64_t i) { return coordinates(mt, j, i); });
       };
       // Per k-step ks: P of its 16 keys, then O += P V with V by

@@ -558,9 +558,7 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
                                   i32Constant(x, 256));
   });
 
-  double scaleLog2e = plan.op.getScaleOrDefault() * kLog2e;
-  const bool elementwise = plan.op.hasScoreMod() || bias || keep;
-  const bool foldScale = !elementwise && scaleLog2e > 0;
+  const ScoreScaling scaling(plan.op);
   const int64_t kP = kBK / 16;
   auto stageOf = [&](KB &e, Value kb) {
     return e.remu(e.sub(kb, kbBegin), kStages);
@@ -619,19 +617,12 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
         kg = e.min(kg, e.idx(plan.Nk - 1));
       return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
     };
-    if (elementwise) {
-      applyElementScores(e, plan, sl, s, bias, keep, getCaptures(),
-                         coordinates);
-    } else if (!foldScale) {
-      for (Value &x : s)
-        x = e.fmul(x, e.f32(scaleLog2e));
-    }
-    if (masked)
-      maskScores(e, plan, sl, k0, t2, rows[0], s);
-    RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, foldScale, scaleLog2e);
+    scoreFragments(e, plan, scaling, sl, s, bias, keep, getCaptures(),
+                   coordinates, masked, k0, t2, rows[0]);
+    RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
     for (int64_t ks = 0; ks < kP; ++ks)
       pRegs.append(probabilityOperands(
-          e, plan, sl, s, 0, ks, rowMax, foldScale, scaleLog2e, seed,
+          e, plan, sl, s, 0, ks, rowMax, scaling, seed,
           [&](int64_t j, int64_t i) { return coordinates(0, j, i); }));
     return rowMax;
   };
