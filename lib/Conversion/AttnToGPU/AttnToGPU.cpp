@@ -2,10 +2,11 @@
 //
 // Generates, for each attn.attention, one fused FlashAttention forward kernel
 // (gpu.func) and its launch (gpu.launch_func). The kernel body belongs to an
-// instruction family (KernelFamily.h: simt, mma_sync, wgmma); this file builds the
-// op's KernelPlan, picks the family (with the fallback remark), checks what
-// every family shares (shapes, element types, captures, the grid) and writes
-// the host side: the operands as buffers, O and lse allocated, the launch.
+// instruction family (KernelFamily.h: simt, mma_sync, wgmma); this file
+// builds the op's KernelPlan, picks the family (`mma`, `auto` by `chip`; the
+// fallback remarks), checks what every family shares (shapes, element types,
+// captures, the grid) and writes the host side: the operands as buffers, O
+// and lse allocated, the launch.
 //
 // Every family computes the function the reference lowering defines: what
 // acts per element (structural mask, score_mod, bias, keep mask, dropout) is
@@ -107,8 +108,7 @@ const KernelFamily *attnfuse::gpu_kernels::lookupKernelFamily(StringRef name,
 
 std::string attnfuse::gpu_kernels::getKernelFamilyNames() {
   return ("auto, " + getSimtFamily().getName() + ", " +
-          getMmaSyncFamily().getName() +
-          ", " + getWgmmaFamily().getName())
+          getMmaSyncFamily().getName() + ", " + getWgmmaFamily().getName())
       .str();
 }
 

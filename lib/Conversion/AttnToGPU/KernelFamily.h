@@ -13,7 +13,8 @@
 //   wgmma     WgmmaKernel.cpp     sm_90a warpgroup-level wgmma.mma_async
 //
 // The tensor-core families share the online softmax on accumulator
-// fragments (Fragments.h) and the CTA-level staging (Staging.h). Internal to lib/Conversion/AttnToGPU.
+// fragments (Fragments.h) and the CTA-level staging (Staging.h). Internal
+// to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELFAMILY_H

@@ -341,14 +341,15 @@ void MmaSyncEmitter::emit() {
       auto zeros = VectorType::get({to - from}, elt);
       Value zero = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-      forEachItem(k, tid, kThreads, stages * rows, [&](KB &x, int64_t it) -> Value {
-        Value flat = x.add(tid, x.idx(it * kThreads));
-        vector::StoreOp::create(
-            x.b, x.loc, zero, buf,
-            ValueRange{x.divu(flat, rows), x.remu(flat, rows), x.idx(from)},
-            /*nontemporal=*/false, llvm::MaybeAlign(16));
-        return Value();
-      });
+      forEachItem(
+          k, tid, kThreads, stages * rows, [&](KB &x, int64_t it) -> Value {
+            Value flat = x.add(tid, x.idx(it * kThreads));
+            vector::StoreOp::create(
+                x.b, x.loc, zero, buf,
+                ValueRange{x.divu(flat, rows), x.remu(flat, rows), x.idx(from)},
+                /*nontemporal=*/false, llvm::MaybeAlign(16));
+            return Value();
+          });
     };
     zeroPadding(kBuf, kStages, kBK, D, Dp);
     zeroPadding(vBuf, kStages, kBK, Dv, Dvp);
