@@ -31,7 +31,10 @@ bool isWindowSideBounded(int64_t side, int64_t queryLength,
 /// The key blocks [begin, end) of `blockK` keys (ceil(keyLength / blockK)
 /// of them) that query rows [q0, q0 + rows) can see under the structural
 /// mask `window`: k >= q0 + off - left and k <= q0 + rows - 1 + off +
-/// right. `q0` and `rows` are index values; so are the results.
+/// right. `q0` and `rows` are index values; so are the results. The range
+/// can be empty with end below begin, and end negative (a window that shows
+/// the rows no key, Nq > Nk): compare the two signed, as scf.for does (an
+/// unsigned test made the wgmma kernel wait for a block never loaded).
 std::pair<mlir::Value, mlir::Value>
 buildKeyBlockRange(mlir::OpBuilder &b, mlir::Location loc,
                    const MaskWindow &window, int64_t queryLength,
