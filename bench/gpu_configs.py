@@ -149,6 +149,12 @@ CHECK += [
         align="bottom_right", window=(128, 32), score_mod="softcap",
         softcap=50.0, opts=WGMMA),
 ]
+# The persistent grid on every wgmma check shape, with 3 CTAs (each walks
+# several tiles: the K/V ring and the Q barriers across tiles, empty tiles,
+# tails) -- the default is one CTA per tile at these small shapes.
+CHECK += [dict(c, name=c["name"] + "_persistent",
+               opts=c["opts"] + " persistent-ctas=3")
+          for c in list(CHECK) if c["name"].endswith("_wgmma")]
 
 
 def bench_cfg(name, d, n, causal, role="bench", opts=WGMMA, **kw):
@@ -199,6 +205,17 @@ for c in (0, 1):
             (256, 4096, "bk48", " block-k=48")):
         BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_wgmma_{name}", d, n, c,
                                role="variant", opts=WGMMA + opts))
+# The fused features with 64-key blocks and on mma_sync; the persistent
+# grid's gain: one CTA per tile.
+for c in [c for c in BENCH if c["name"].endswith(("_bias", "_softcap",
+                                                  "_dropout"))]:
+    BENCH.append(dict(c, name=c["name"] + "_wgmma_bk64", role="variant",
+                      opts=WGMMA + " block-k=64"))
+    BENCH.append(dict(c, name=c["name"] + "_mma_sync", role="variant",
+                      opts=MMA))
+for c in [c for c in BENCH[:12]] + [BENCH[21]]:
+    BENCH.append(dict(c, name=c["name"] + "_wgmma_p1", role="variant",
+                      opts=WGMMA + " persistent-ctas=-1"))
 
 
 def pairwise(axes, seed=0):
@@ -251,6 +268,11 @@ for fam, fam_opts in FAMILIES.items():
             score_mod="softcap" if p["softcap"] else None,
             softcap=p["softcap"] or SOFTCAP, dropout=p["dropout"],
             role="sweep", opts=fam_opts))
+# wgmma: every other configuration on a persistent grid of 5 CTAs (the
+# default at the sweep's shapes is mostly one CTA per tile).
+for i, c in enumerate([c for c in SWEEP if c["opts"] == FAMILIES["wgmma"]]):
+    if i % 2:
+        c["opts"] += " persistent-ctas=5"
 
 # Small shapes for compute-sanitizer (role sanitize:
 # scripts/run-compute-sanitizer.sh, test/GPU/sanitize.py): every family's
@@ -288,6 +310,13 @@ for fam, fam_opts in (("simt", SIMT), ("mma", MMA), ("wgmma", WGMMA)):
             Nq=150, Nk=70, D=128, mask="causal", align="bottom_right"),
     ]
 SANITIZE += [
+    # The persistent grid: 2 CTAs walk 4 tiles each (the ring and the Q
+    # barriers across tiles), one tile with no key block.
+    san("wgmma_bf16_d64_causal_gqa_persistent", WGMMA + " persistent-ctas=2",
+        Hq=4, Hkv=2, Nq=300, Nk=150, mask="causal", align="bottom_right"),
+    san("wgmma_bf16_d128_window_dropout_persistent",
+        WGMMA + " persistent-ctas=2", Hq=4, Nq=256, D=128,
+        mask="sliding_window", window=(32, 8), dropout=0.17),
     san("simt_f32_d64_tails", SIMT, dtype="f32", Nq=70, Nk=50),
     san("mma_bf16_d32_causal", MMA, D=32, mask="causal"),
     san("mma_f16_d96_tails", MMA, dtype="f16", D=96),

@@ -27,7 +27,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.attnfuse_tools_dir, config.llvm_tools_dir]
-tools = ["attnfuse-opt", "attnfuse-run", "not", "count"]
+tools = ["attnfuse-opt", "attnfuse-run", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU tests need a CUDA driver and a device; they are skipped elsewhere.

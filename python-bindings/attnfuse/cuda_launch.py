@@ -38,6 +38,19 @@ class CudaError(RuntimeError):
     pass
 
 
+# The kernels copy 16-byte pieces of Q, K and V rows and load bias elements
+# in pairs; a misaligned base would fault on the device (as FlashAttention's
+# kernels, they take 16-byte aligned tensors).
+ALIGNMENT = 16
+
+
+def _check_aligned(what, tensor):
+    if tensor.data_ptr() % ALIGNMENT:
+        raise ValueError(f"{what}: the data pointer {tensor.data_ptr():#x} is "
+                         f"not {ALIGNMENT}-byte aligned (a view at an offset?"
+                         " pass .clone())")
+
+
 class _Driver:
     _lib = None
 
@@ -161,6 +174,7 @@ class AttentionKernel:
                         f"argument {a['name']}: expected contiguous "
                         f"{a['dtype']} {a['shape']} on the GPU, got "
                         f"{v.dtype} {list(v.shape)}")
+                _check_aligned(f"argument {a['name']}", v)
                 holders.append(ctypes.c_void_p(v.data_ptr()))
             else:
                 holders.append(ctypes.c_int64(int(v)))
@@ -235,6 +249,7 @@ def launch(kernel, *args, stream=None):
                     and v.is_contiguous()):
                 raise ValueError(f"argument {i}: expected a contiguous CUDA "
                                  "tensor")
+            _check_aligned(f"argument {i}", v)
             holders.append(ctypes.c_void_p(v.data_ptr()))
         elif t in scalars:
             holders.append(scalars[t](v))

@@ -14,7 +14,9 @@ element left unwritten. Dropout also checks the kept fraction.
 Also: the outputs lie inside NaN guard bands (--guard elements on each side,
 default 4096) that must stay untouched (no stray write), and with --reruns R
 the kernel runs R more times on the same inputs and must give bitwise the same
-O and lse (forward determinism).
+O and lse (forward determinism). Each configuration also launches once on a
+Q that is 4 bytes into its buffer, which the launcher must refuse
+(cuda_launch.ALIGNMENT) rather than fault on.
 
 --role ROLE checks the configurations of that role (default check; `sweep`:
 FlashAttention's shape grid, bench/gpu_configs.py SWEEP), --family F only
@@ -23,8 +25,8 @@ compile failed with a diagnostic (NAME.unsupported, role sweep) counts as
 unsupported. Prints pass/fail/unsupported counts per family; exit status 1 on
 any failure.
 
-Dropout: the references keep (q, k) iff Philox word 0 >= floor(p * 2^32)
-with p the op's f32 dropout_p, as the kernels do (docs/Semantics.md); the
+Dropout: the references keep (q, k) iff its Philox word (word k % 4 of
+counter (k / 4, q, h, b)) >= floor(p * 2^32) with p the op's f32 dropout_p, as the kernels do (docs/Semantics.md); the
 result also gives the seed and, where the mask of the double p differs
 (double_p_flips), the kernel's error against the reference of that mask
 (err_double_p) -- the rule this script had before. --only NAMES and
@@ -155,6 +157,15 @@ def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
         same &= bool(torch.equal(bits(out), bits(out2)) and
                      torch.equal(bits(lse), bits(lse2)))
         guards_ok &= guard_intact(out2, guard) and guard_intact(lse2, guard)
+    # An input 4 bytes into its buffer (misaligned for the 16-byte copies
+    # and the paired bias loads) is refused before any launch.
+    shifted = torch.zeros(q.numel() + 8, dtype=dt,
+                          device=dev)[2:2 + q.numel()].view(q.shape)
+    try:
+        kern(shifted, *inputs[1:], out=out, lse=lse)
+        refuses_misaligned = False
+    except ValueError:
+        refuses_misaligned = True
     ref_o, ref_lse = reference(c, q, k, v, bias, keep, dkeep, torch.float64)
     naive_o, _ = reference(c, q, k, v, bias, keep, dkeep, dt)
     diff = (out.double() - ref_o).abs()
@@ -171,12 +182,13 @@ def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
     lse_err = ((lse.double()[finite] - ref_lse[finite]).abs().max().item()
                if finite.any() else 0.0)
     ok = (err <= tol and unwritten == 0 and lse_ok and lse_err <= 1e-3
-          and guards_ok and same)
+          and guards_ok and same and refuses_misaligned)
     res = dict(name=c["name"], err=err, err_at=err_at, err_naive=err_naive,
                tol=tol,
                lse_err=lse_err, empty_rows=int(empty.sum().item()),
                unwritten=unwritten, regs=kern.num_regs, guards_ok=guards_ok,
-               deterministic=same, ok=ok)
+               deterministic=same, refuses_misaligned=refuses_misaligned,
+               ok=ok)
     if dkeep is not None:
         res["seed"] = seed
         res["kept_fraction"] = dkeep.double().mean().item()
@@ -247,7 +259,8 @@ def main():
             continue
         why = "" if r["ok"] else "".join(
             [" (guard band written)"] * (not r["guards_ok"]) +
-            [" (reruns differ)"] * (not r["deterministic"]))
+            [" (reruns differ)"] * (not r["deterministic"]) +
+            [" (misaligned input launched)"] * (not r["refuses_misaligned"]))
         print(f"{r['name']:34} {r['err']:11.2e} {r['tol']:13.2e} "
               f"{r['lse_err']:9.1e} {r['regs']:4}  "
               f"{'PASS' if r['ok'] else 'FAIL'}{why}")

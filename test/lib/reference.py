@@ -34,10 +34,12 @@ PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
 MASK32 = np.uint64(0xFFFFFFFF)
 
 
-def philox_word0(seed, b, h, q, k):
-    """Philox4x32-10, counter (k, q, h, b), key (seed lo, seed hi); word 0."""
+def philox4x32(seed, c0, c1, c2, c3):
+    """Philox4x32-10, counter (c0, c1, c2, c3), key (seed lo, seed hi): the
+    four output words (uint64 arrays holding 32-bit values)."""
     seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) & MASK32 for x in (k, q, h, b))
+    c0, c1, c2, c3 = (np.asarray(x, dtype=np.uint64) & MASK32
+                      for x in (c0, c1, c2, c3))
     c0, c1, c2, c3 = np.broadcast_arrays(c0, c1, c2, c3)
     k0, k1 = seed & 0xFFFFFFFF, seed >> 32
     for rnd in range(10):
@@ -50,7 +52,33 @@ def philox_word0(seed, b, h, q, k):
         hi1, lo1 = p1 >> np.uint64(32), p1 & MASK32
         c0, c1, c2, c3 = (hi1 ^ c1 ^ np.uint64(k0), lo1,
                           hi0 ^ c3 ^ np.uint64(k1), lo0)
-    return c0
+    return c0, c1, c2, c3
+
+
+# Random123's kat_vectors for philox4x32-10: counter, key (k0, k1), output.
+PHILOX_KNOWN_ANSWERS = [
+    ((0, 0, 0, 0), (0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+    ((0xffffffff,) * 4, (0xffffffff, 0xffffffff),
+     (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+    ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344),
+     (0xa4093822, 0x299f31d0),
+     (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1)),
+]
+
+
+def philox_known_answers():
+    """Whether philox4x32 reproduces Random123's known-answer vectors."""
+    return all(
+        tuple(int(w) for w in philox4x32(k0 | (k1 << 32), *ctr)) == out
+        for ctr, (k0, k1), out in PHILOX_KNOWN_ANSWERS)
+
+
+def dropout_word(seed, b, h, q, k):
+    """The dropout word of element (b, h, q, k): output word k % 4 of Philox
+    for counter (k // 4, q, h, b) (docs/Semantics.md)."""
+    k = np.asarray(k, dtype=np.uint64)
+    words = philox4x32(seed, k >> np.uint64(2), q, h, b)
+    return np.choose((k & np.uint64(3)).astype(np.int64), words)
 
 
 def dropout_threshold(p):
@@ -66,11 +94,11 @@ def dropout_scale(p):
 
 
 def dropout_bits(seed, shape):
-    """Philox word 0 of every (b, h, q, k) of a [B, H, Nq, Nk] score."""
+    """The dropout word of every (b, h, q, k) of a [B, H, Nq, Nk] score."""
     B, H, Nq, Nk = shape
     b, h, q, k = np.meshgrid(np.arange(B), np.arange(H), np.arange(Nq),
                              np.arange(Nk), indexing="ij")
-    return philox_word0(seed, b, h, q, k)
+    return dropout_word(seed, b, h, q, k)
 
 
 def dropout_keep(seed, p, shape):

@@ -49,19 +49,59 @@ Value attnfuse::gpu_kernels::packOperand(KB &e, Type elt, Value x, Value y) {
   return toOperand(e, elt, v);
 }
 
+ElementOperands attnfuse::gpu_kernels::loadElementOperands(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, Value bias, Value keep,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk) {
+  ElementOperands ops;
+  if (keep) {
+    ops.keep.resize(sl.size());
+    for (int64_t mt = 0; mt < sl.mTiles; ++mt)
+      for (int64_t j = 0; j < sl.nTiles; ++j)
+        for (int64_t i = 0; i < 4; ++i)
+          ops.keep[sl.index(mt, j, i)] = e.loadBroadcast(keep, bhqk(mt, j, i));
+  }
+  if (!bias)
+    return ops;
+  ops.bias.resize(sl.size());
+  auto type = cast<MemRefType>(bias.getType());
+  int64_t rank = type.getRank();
+  bool pairs = type.getDimSize(rank - 1) == plan.Nk && plan.Nk % 2 == 0;
+  for (int64_t mt = 0; mt < sl.mTiles; ++mt)
+    for (int64_t j = 0; j < sl.nTiles; ++j)
+      for (int64_t i = 0; i < 4; i += pairs ? 2 : 1) {
+        SmallVector<Value> coords = bhqk(mt, j, i);
+        if (!pairs) {
+          ops.bias[sl.index(mt, j, i)] = e.loadBroadcast(bias, coords);
+          continue;
+        }
+        // Keys 2t, 2t + 1 of the row; past a tail (clamped to Nk - 1) the
+        // pair starts at Nk - 2, still aligned and in bounds.
+        coords[3] = e.min(coords[3], e.idx(plan.Nk - 2));
+        Type elt = type.getElementType();
+        Value v = vector::LoadOp::create(
+            e.b, e.loc, VectorType::get({2}, elt), bias,
+            e.broadcastIndices(bias, coords), /*nontemporal=*/false,
+            llvm::MaybeAlign(2 * elt.getIntOrFloatBitWidth() / 8));
+        for (int64_t h = 0; h < 2; ++h)
+          ops.bias[sl.index(mt, j, i + h)] =
+              vector::ExtractOp::create(e.b, e.loc, v, h);
+      }
+  return ops;
+}
+
 void attnfuse::gpu_kernels::applyElementScores(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
-    Value bias, Value keep, const IRMapping *captures,
+    const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk) {
   for (int64_t mt = 0; mt < sl.mTiles; ++mt)
     for (int64_t j = 0; j < sl.nTiles; ++j)
       for (int64_t i = 0; i < 4; ++i) {
-        SmallVector<Value> coords = bhqk(mt, j, i);
-        Value &x = s[sl.index(mt, j, i)];
+        int64_t at = sl.index(mt, j, i);
+        Value &x = s[at];
         x = attn::buildMaskedScore(
-            e.b, e.loc, plan.op, x, coords,
-            bias ? e.loadBroadcast(bias, coords) : Value(),
-            keep ? e.loadBroadcast(keep, coords) : Value(),
+            e.b, e.loc, plan.op, x, bhqk(mt, j, i),
+            operands.bias.empty() ? Value() : operands.bias[at],
+            operands.keep.empty() ? Value() : operands.keep[at],
             /*applyStructuralMask=*/false, /*derivative=*/nullptr, captures);
         x = e.toLog2(x);
       }
@@ -107,12 +147,12 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
 
 void attnfuse::gpu_kernels::scoreFragments(
     KB &e, const KernelPlan &plan, const ScoreScaling &scaling,
-    FragmentLayout sl, MutableArrayRef<Value> s, Value bias, Value keep,
-    const IRMapping *captures,
+    FragmentLayout sl, MutableArrayRef<Value> s,
+    const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
     bool masked, Value k0, Value t2, Value row0) {
   if (scaling.elementwise) {
-    applyElementScores(e, plan, sl, s, bias, keep, captures, bhqk);
+    applyElementScores(e, plan, sl, s, operands, captures, bhqk);
   } else if (!scaling.foldScale) {
     for (Value &x : s)
       x = e.fmul(x, e.f32(scaling.scaleLog2e));
@@ -194,6 +234,42 @@ SmallVector<Value> attnfuse::gpu_kernels::rescaleAccumulators(
   return SmallVector<Value>(ifOp.getResults());
 }
 
+/// The dropout decisions of one n-tile's four elements (rows r, r + 8; keys
+/// 8n + 2t + {0, 1}) from one Philox call per thread: the keys 4g..4g+3 of a
+/// row are the two lanes t, t ^ 1 of a quad's pair, so the even lane draws
+/// the group of row r and the odd lane that of row r + 8, each keeps the
+/// pair of words its own keys take and passes the other pair to its partner
+/// by one XOR shuffle per word.
+static SmallVector<Value, 4> dropoutKeepPairs(
+    KB &e, AttentionOp op, Value seed, int64_t n,
+    function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
+  SmallVector<Value> top = bhqk(n, 0), bottom = bhqk(n, 2);
+  // Lane t's first key is 8n + 2t: bit 1 of it is t's parity.
+  Value odd = arith::TruncIOp::create(
+      e.b, e.loc, e.b.getI1Type(),
+      arith::IndexCastUIOp::create(
+          e.b, e.loc, e.b.getI32Type(),
+          arith::ShRUIOp::create(e.b, e.loc, top[3], e.idx(1))));
+  SmallVector<Value> coords(top);
+  coords[2] = e.select(odd, bottom[2], top[2]);
+  SmallVector<Value, 4> w = attn::buildPhilox(
+      e.b, e.loc, seed, attn::buildDropoutCounter(e.b, e.loc, coords));
+  SmallVector<Value, 4> keep(4);
+  for (int64_t j = 0; j < 2; ++j) {
+    Value mine = e.select(odd, w[2 + j], w[j]);
+    Value send = e.select(odd, w[j], w[2 + j]);
+    Value got = gpu::ShuffleOp::create(e.b, e.loc, send, 1, 32,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+    // Fragment element j is row r, 2 + j row r + 8.
+    keep[j] = attn::buildDropoutKeepWord(e.b, e.loc, op,
+                                         e.select(odd, got, mine));
+    keep[2 + j] = attn::buildDropoutKeepWord(e.b, e.loc, op,
+                                             e.select(odd, mine, got));
+  }
+  return keep;
+}
+
 SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
     int64_t mt, int64_t ks, RowMaxima &rows, const ScoreScaling &scaling,
@@ -218,13 +294,14 @@ SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
   if (seed) {
     AttentionOp op = plan.op;
     Value scaleKept = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
-    for (int64_t h = 0; h < 2; ++h)
+    for (int64_t h = 0; h < 2; ++h) {
+      SmallVector<Value, 4> kept = dropoutKeepPairs(e, op, seed, 2 * ks + h,
+                                                    bhqk);
       for (int64_t i = 0; i < 4; ++i) {
         Value &x = (h ? c1 : c0)[i];
-        Value kept = attn::buildDropoutKeep(e.b, e.loc, op, seed,
-                                            bhqk(2 * ks + h, i));
-        x = e.select(kept, e.fmul(x, scaleKept), e.f32(0.0));
+        x = e.select(kept[i], e.fmul(x, scaleKept), e.f32(0.0));
       }
+    }
   }
   return SmallVector<Value>{
       packOperand(e, elt, c0[0], c0[1]), packOperand(e, elt, c0[2], c0[3]),

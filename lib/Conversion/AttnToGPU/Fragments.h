@@ -52,14 +52,29 @@ Value toOperand(KB &e, Type elt, Value pair);
 /// Two f32 rounded to `elt`, as an operand register.
 Value packOperand(KB &e, Type elt, Value x, Value y);
 
+/// The bias and keep-mask values of each element of a step's score
+/// fragments (layout `sl`, at the coordinates `bhqk(mt, n, i)` gives; empty
+/// vectors for an absent operand). A kernel loads them before it waits for
+/// the scores, so that their latency hides behind the products. A bias whose
+/// key dim is not broadcast and has even length comes in pairs (the keys
+/// 2t, 2t + 1 of a row), one vector load each: its base must be aligned to
+/// two elements, as the launchers check.
+struct ElementOperands {
+  SmallVector<Value> bias, keep;
+};
+ElementOperands loadElementOperands(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, Value bias, Value keep,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk);
+
 /// The per-element terms of the score fragments `s` (layout `sl`), in log2
 /// units: t = score_mod(scale s, b, h, q, k) + bias, -inf where the keep
 /// mask is false (ScoreUtils's buildMaskedScore, without the structural
-/// mask), times log2 e (KB::toLog2), at the coordinates `bhqk(mt, n, i)`
-/// gives; `captures` maps the score_mod region's captures (KernelArgs).
+/// mask), times log2 e (KB::toLog2), with `operands` loaded at the
+/// coordinates `bhqk(mt, n, i)` gives; `captures` maps the score_mod
+/// region's captures (KernelArgs).
 void applyElementScores(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
-    Value bias, Value keep, const IRMapping *captures,
+    const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk);
 
 /// Hides the elements of the score fragments `s` (layout `sl`, keys
@@ -87,13 +102,14 @@ struct ScoreScaling {
 };
 
 /// The scores of one step's S fragments `s` (layout `sl`), for
-/// updateRowMaxima: the per-element terms at the coordinates `bhqk` gives,
-/// or the scale (ScoreScaling), then, on the blocks they cut (`masked`),
-/// the structural mask and key tail (maskScores: keys k0 + ..., rows row0 +
-/// ...).
+/// updateRowMaxima: the per-element terms at the coordinates `bhqk` gives
+/// (with `operands` from loadElementOperands), or the scale (ScoreScaling),
+/// then, on the blocks they cut (`masked`), the structural mask and key
+/// tail (maskScores: keys k0 + ..., rows row0 + ...).
 void scoreFragments(
     KB &e, const KernelPlan &plan, const ScoreScaling &scaling,
-    FragmentLayout sl, MutableArrayRef<Value> s, Value bias, Value keep,
+    FragmentLayout sl, MutableArrayRef<Value> s,
+    const ElementOperands &operands,
     const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
     bool masked, Value k0, Value t2, Value row0);
@@ -121,7 +137,8 @@ SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
 /// 2 ks + 1) of m-tile mt of the score fragments `s` (overwritten), each
 /// row's 4 values summed as a tree into rows.lsum, times the dropout factor
 /// (keep(b, h, q, k) ? 1 / (1 - p) : 0 at the coordinates `bhqk(n, i)`
-/// gives), packed to `elt` pairs: the A fragment of P V, reg0 = (c0, c1) of
+/// gives, keys not clamped past a tail: one Philox call serves the four keys
+/// of a lane pair, see attn::buildDropoutCounter), packed to `elt` pairs: the A fragment of P V, reg0 = (c0, c1) of
 /// n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2 = (c0, c1) of 2ks + 1,
 /// reg3 = (c2, c3) of 2ks + 1.
 SmallVector<Value>

@@ -178,20 +178,35 @@ struct KB {
                                         f32(kNegInf));
     return select(isInf, f32(0.0), m);
   }
-  /// Element (b, h, q, k) of a side operand (bias, keep mask) broadcast
-  /// along its size-1 dimensions; `bhqk` are in bounds.
-  Value loadBroadcast(Value side, ValueRange bhqk) {
+  /// The indices of element (b, h, q, k) of a side operand (bias, keep
+  /// mask) broadcast along its size-1 dimensions; `bhqk` are in bounds.
+  SmallVector<Value> broadcastIndices(Value side, ValueRange bhqk) {
     auto type = cast<MemRefType>(side.getType());
     SmallVector<Value> indices;
     for (int64_t i = 0, r = type.getRank(); i < r; ++i)
       indices.push_back(type.getDimSize(i) == 1 ? idx(0) : bhqk[4 - r + i]);
-    return memref::LoadOp::create(b, loc, side, indices);
+    return indices;
+  }
+  /// That element.
+  Value loadBroadcast(Value side, ValueRange bhqk) {
+    return memref::LoadOp::create(b, loc, side, broadcastIndices(side, bhqk));
   }
   /// The CTA's query block and (batch * head) index (see
   /// KernelPlan::headsFastest); query blocks are walked backwards.
   std::pair<Value, Value> blockCoordinates(const KernelPlan &plan) {
-    Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    return gridCoordinates(plan,
+                           gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                           gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
+  }
+  /// The same for the tile `tile` of a persistent kernel: the CTAs of the
+  /// one-CTA-per-tile grid, numbered x fastest.
+  std::pair<Value, Value> tileCoordinates(const KernelPlan &plan, Value tile) {
+    int64_t gridX = plan.headsFastest ? plan.B * plan.Hq : plan.numQB;
+    return gridCoordinates(plan, remu(tile, gridX), divu(tile, gridX));
+  }
+  /// The query block and (batch * head) index of grid position (bx, by).
+  std::pair<Value, Value> gridCoordinates(const KernelPlan &plan, Value bx,
+                                          Value by) {
     if (plan.headsFastest)
       std::swap(bx, by);
     return {sub(idx(plan.numQB - 1), bx), by};

@@ -421,6 +421,26 @@ void MmaSyncEmitter::emit() {
       // S = Q K^T; element (mt nS + j) 4 + i of s: row rows[2 mt + i / 2],
       // key k0 + 8j + 2t + i % 2.
       SmallVector<Value> s(M * nS * 4, e.f32(0.0));
+      // Element i of n-tile j: key k0 + 8j + 2t + i % 2 (clamped to
+      // Nk - 1 for loads; the tail mask hides the keys past Nk).
+      Value k0 = e.add(e.mul(kb, e.idx(kBK)), e.idx(kOff));
+      auto keyOf = [&](KB &x, int64_t j, int64_t i, bool clamp) {
+        Value kg = x.add(x.add(k0, x.idx(8 * j + i % 2)), t2);
+        return clamp && tail ? x.min(kg, x.idx(plan.Nk - 1)) : kg;
+      };
+      // Keys past a tail are clamped where they address bias/keep, not
+      // where they only count (dropout).
+      auto coordinates = [&](int64_t mt, int64_t j, int64_t i,
+                             bool clamp = true) {
+        return SmallVector<Value>{bi, hi, rowsC[2 * mt + i / 2],
+                                  keyOf(e, j, i, clamp)};
+      };
+      // The bias and keep values load while the products run.
+      ElementOperands operands = loadElementOperands(
+          e, plan, sl, bias, keep, [&](int64_t mt, int64_t j, int64_t i) {
+            return coordinates(mt, j, i);
+          });
+
       // k-step outer: the A fragments of one k-step (M x 4 registers) are
       // live at a time; a K ldmatrix x4 covers n-tiles 2jj, 2jj + 1 of the
       // k-step.
@@ -443,19 +463,12 @@ void MmaSyncEmitter::emit() {
           }
         }
       }
-      // Element i of n-tile j: key k0 + 8j + 2t + i % 2 (clamped to
-      // Nk - 1 for loads; the tail mask hides the keys past Nk).
-      Value k0 = e.add(e.mul(kb, e.idx(kBK)), e.idx(kOff));
-      auto keyOf = [&](KB &x, int64_t j, int64_t i, bool clamp) {
-        Value kg = x.add(x.add(k0, x.idx(8 * j + i % 2)), t2);
-        return clamp && tail ? x.min(kg, x.idx(plan.Nk - 1)) : kg;
-      };
-      auto coordinates = [&](int64_t mt, int64_t j, int64_t i) {
-        return SmallVector<Value>{bi, hi, rowsC[2 * mt + i / 2],
-                                  keyOf(e, j, i, /*clamp=*/true)};
-      };
-      scoreFragments(e, plan, scaling, sl, s, bias, keep, getCaptures(),
-                     coordinates, masked, k0, t2, rows[0]);
+      scoreFragments(
+          e, plan, scaling, sl, s, operands, getCaptures(),
+          [&](int64_t mt, int64_t j, int64_t i) {
+            return coordinates(mt, j, i);
+          },
+          masked, k0, t2, rows[0]);
 
       // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
       // i / 2 == r); m is kept scaled (log2 domain).
@@ -470,7 +483,9 @@ void MmaSyncEmitter::emit() {
       auto probabilities = [&](int64_t mt, int64_t ks) {
         return probabilityOperands(
             e, plan, sl, s, mt, ks, rowMax, scaling, seed,
-            [&](int64_t j, int64_t i) { return coordinates(mt, j, i); });
+            [&](int64_t j, int64_t i) {
+              return coordinates(mt, j, i, /*clamp=*/false);
+            });
       };
       // Per k-step ks: P of its 16 keys, then O += P V with V by
       // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers

@@ -7,8 +7,12 @@
 //   CTA = a producer warpgroup and W = warps / 4 consumer warpgroups (2 or
 //   3) of 64 query rows each (BQ = 64 W), as the two branches of one if on
 //   the (warp-uniform) warpgroup index, each starting with setmaxnreg
-//   (RegisterSplit). Grid as the other families.
-//   The producer copies Q once and the K and V blocks of BK keys into a ring
+//   (RegisterSplit). The grid is persistent: each CTA walks tiles (query
+//   block, batch * head) in the order of the other families' grid, so the
+//   producer loads the next tile's Q and K/V while the consumers finish the
+//   last (forEachTile; the K/V ring and the Q barriers run on across tiles).
+//   The producer copies Q per tile, once the consumers freed it (Q empty
+//   mbarrier), and the K and V blocks of BK keys into a ring
 //   of S stages by cp.async, in the swizzled layouts wgmma reads
 //   (TileLayout), each copy signalling its full mbarrier as it lands
 //   (cp.async.mbarrier.arrive.noinc); it refills a stage's K (V) once every
@@ -59,6 +63,10 @@ using namespace attnfuse::gpu_kernels;
 namespace {
 /// The producer warpgroup's threads.
 constexpr int64_t kProducerThreads = 128;
+/// The SMs of the sm_90a GPUs the default persistent grid is for (H100 SXM,
+/// H200, GH200); on one with fewer (H100 PCIe: 114) the CTAs past its count
+/// run as a second wave, correct but slower: set persistent-ctas.
+constexpr int64_t kSmsOfWgmmaChips = 132;
 /// Registers per thread of the producer and of the consumer warpgroups
 /// (setmaxnreg). The CTA's pool is what it launched with: 65536 / threads,
 /// rounded down to 8 (168 x 384 threads, 128 x 512); setmaxnreg.inc waits
@@ -141,10 +149,10 @@ struct SharedLayout {
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
   /// The mbarriers (8 bytes each): Q full, then per stage K full, V full,
-  /// K empty and V empty.
+  /// K empty and V empty, then Q empty.
   int64_t barrierOffset() const { return vOffset() + stages * vStage(); }
   int64_t total() const {
-    return 1024 + barrierOffset() + 8 * (1 + 4 * stages);
+    return 1024 + barrierOffset() + 8 * (2 + 4 * stages);
   }
 };
 
@@ -183,15 +191,33 @@ private:
   SmallVector<Value> wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
                                     ArrayRef<Value> a, Value descB);
   /// The producer warpgroup's body (setmaxnreg to `registers`).
-  void emitProducer(OpBuilder &pb, Value q0, Value kbBegin, Value kbEnd,
-                    int64_t registers);
+  void emitProducer(OpBuilder &pb, int64_t registers);
   /// The consumer warpgroups' body (setmaxnreg to `registers`) and the
   /// epilogue.
-  void emitConsumers(OpBuilder &cb, Value wgAll, Value q0, Value kbBegin,
-                     Value kbEnd, int64_t registers);
+  void emitConsumers(OpBuilder &cb, Value wgAll, int64_t registers);
+  /// The query rows and key blocks of one tile, and its place among the
+  /// CTA's tiles (0, 1, ...: the phase of the Q barriers).
+  struct Tile {
+    Value q0, kbBegin, kbEnd, round;
+  };
+  /// Emits a loop over the CTA's tiles (blockIdx.x, + gridDim.x, ... below
+  /// the tile count; one-CTA-per-tile grid order, see KB::tileCoordinates)
+  /// with loop-carried `init`: `body` gets the tile, whose bi, hi and kvh it
+  /// sets, and the carried values, and yields the next ones.
+  /// Whether the tile has a key block: signed, since the range's end is
+  /// negative when a window shows the tile's rows no key at all (Nq > Nk,
+  /// bottom-right); unsigned, it would wrap, and the consumers would wait
+  /// for a block the producer never loads.
+  Value hasBlocks(KB &e, const Tile &tl);
+  /// The ring position after the tile's key blocks, for a tile whose block
+  /// kb sits at ring position kb - `kbBase`.
+  Value ringAfter(KB &e, const Tile &tl, Value kbBase);
+  SmallVector<Value> forEachTile(
+      KB &e, ValueRange init,
+      function_ref<SmallVector<Value>(KB &, const Tile &, ValueRange)> body);
   /// The mbarrier `index` as a shared-memory pointer: Q full (0); K full
   /// (1 + s), V full (1 + S + s), K empty (1 + 2S + s), V empty (1 + 3S + s)
-  /// of stage s.
+  /// of stage s; Q empty (1 + 4S).
   Value barrier(KB &e, Value index);
   Value i32Constant(KB &e, int64_t v);
   /// mbarrier.try_wait.parity on barrier `index` until the phase of
@@ -209,7 +235,9 @@ private:
   KB k;
   SharedLayout layout;
   Type elt;
-  Value bi, hi, kvh, tid, buf, bufAddress;
+  /// The current tile's batch, head and K/V head (set by forEachTile).
+  Value bi, hi, kvh;
+  Value tid, buf, bufAddress;
   /// Keys per block, threads of the CTA, K/V pipeline stages.
   const int64_t kBK, kThreads, kStages;
   const bool tail;
@@ -448,58 +476,114 @@ static Value isEqual(KB &e, Value x, int64_t c) {
                                e.idx(c));
 }
 
+Value WgmmaEmitter::hasBlocks(KB &e, const Tile &tl) {
+  return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::slt,
+                               tl.kbBegin, tl.kbEnd);
+}
+
+Value WgmmaEmitter::ringAfter(KB &e, const Tile &tl, Value kbBase) {
+  return e.sub(e.select(hasBlocks(e, tl), tl.kbEnd, tl.kbBegin), kbBase);
+}
+
+SmallVector<Value> WgmmaEmitter::forEachTile(
+    KB &e, ValueRange init,
+    function_ref<SmallVector<Value>(KB &, const Tile &, ValueRange)> body) {
+  const int64_t kBQ = 16 * plan.cfg.warps;
+  Value first = gpu::BlockIdOp::create(e.b, e.loc, gpu::Dimension::x);
+  Value step;
+  auto tileBody = [&](KB &x, Value tile, ValueRange iter) {
+    auto [qb, by] = x.tileCoordinates(plan, tile);
+    bi = x.divu(by, plan.Hq);
+    hi = x.remu(by, plan.Hq);
+    kvh = x.divu(hi, plan.G);
+    Tile tl;
+    tl.round = step ? arith::DivUIOp::create(x.b, x.loc, x.sub(tile, first), step)
+                    : x.idx(0);
+    tl.q0 = x.mul(qb, x.idx(kBQ));
+    std::tie(tl.kbBegin, tl.kbEnd) = x.keyBlockRange(
+        plan, tl.q0, x.min(x.idx(kBQ), x.sub(x.idx(plan.Nq), tl.q0)), kBK);
+    return body(x, tl, iter);
+  };
+  // One tile per CTA: no loop (nothing carried across it for ptxas).
+  if (plan.cfg.persistentCtas < 0)
+    return tileBody(e, first, init);
+  step = gpu::GridDimOp::create(e.b, e.loc, gpu::Dimension::x);
+  auto loop = scf::ForOp::create(
+      e.b, e.loc, first, e.idx(plan.numQB * plan.B * plan.Hq), step, init,
+      [&](OpBuilder &lb, Location ll, Value tile, ValueRange iter) {
+        KB x{lb, ll};
+        scf::YieldOp::create(lb, ll, tileBody(x, tile, iter));
+      });
+  return loop.getResults();
+}
+
 // The producer warpgroup: Q, then K and V of each block into the stage
 // ring: a stage's K (V) is refilled once every consumer thread arrived on
 // its K (V) empty barrier; each copy signals its full barrier as it
 // lands.
-void WgmmaEmitter::emitProducer(OpBuilder &pb, Value q0, Value kbBegin,
-                                Value kbEnd, int64_t registers) {
+void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   int64_t D = plan.D, Dv = plan.Dv;
   KB p{pb, loc};
   NVVM::SetMaxRegisterOp::create(pb, loc, registers,
                                  NVVM::SetMaxRegisterAction::decrease);
-  copyRows(p, q, hi, q0, p.idx(plan.Nq - 1), D, qt, p.idx(0));
-  NVVM::CpAsyncMBarrierArriveOp::create(pb, loc, barrier(p, p.idx(0)),
-                                        /*noinc=*/true);
-  scf::ForOp::create(
-      pb, loc, kbBegin, kbEnd, p.idx(1), ValueRange{},
-      [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
-        KB e{lb, ll};
-        Value i = e.sub(kb, kbBegin);
-        Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
-        auto waitEmpty = [&](int64_t first) {
-          ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &x) {
-            waitBarrier(x, x.add(x.idx(first), stage),
-                        x.remu(x.sub(round, x.idx(1)), 2));
-          });
-        };
-        Value k0 = e.mul(kb, e.idx(kBK));
-        Value last = tail ? e.idx(plan.Nk - 1) : Value();
-        // Rows k0 .. of `src` into the stage of the tile at `offset`, once
-        // its `empty` barrier allows; signals `full` as the copies land.
-        auto fill = [&](Value src, int64_t width, const TileLayout &tile,
-                        int64_t offset, int64_t stageBytes, int64_t full,
-                        int64_t empty) {
-          waitEmpty(empty);
-          copyRows(
-              e, src, kvh, k0, last, width, tile,
-              e.divu(e.add(e.idx(offset), e.mul(stage, e.idx(stageBytes))), 2));
-          NVVM::CpAsyncMBarrierArriveOp::create(
-              lb, ll, barrier(e, e.add(e.idx(full), stage)), /*noinc=*/true);
-        };
-        fill(key, D, kt, layout.kOffset(), layout.kStage(), 1, 1 + 2 * kStages);
-        fill(value, Dv, vt, layout.vOffset(), layout.vStage(), 1 + kStages,
-             1 + 3 * kStages);
-        scf::YieldOp::create(lb, ll);
+  // Carried: the K/V blocks loaded so far (the next block's place in the
+  // ring).
+  forEachTile(
+      p, ValueRange{p.idx(0)},
+      [&](KB &x, const Tile &tl, ValueRange iter) -> SmallVector<Value> {
+        Value kbBase = x.sub(tl.kbBegin, iter[0]);
+        // Q once the consumers are done with the last tile's (its S).
+        ifThen(x, x.ult(x.idx(0), tl.round), [&](KB &y) {
+          waitBarrier(y, y.idx(1 + 4 * kStages),
+                      y.remu(y.sub(tl.round, y.idx(1)), 2));
+        });
+        copyRows(x, q, hi, tl.q0, x.idx(plan.Nq - 1), D, qt, x.idx(0));
+        NVVM::CpAsyncMBarrierArriveOp::create(x.b, x.loc, barrier(x, x.idx(0)),
+                                              /*noinc=*/true);
+        scf::ForOp::create(
+            x.b, x.loc, tl.kbBegin, tl.kbEnd, x.idx(1), ValueRange{},
+            [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
+              KB e{lb, ll};
+              Value i = e.sub(kb, kbBase);
+              Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
+              auto waitEmpty = [&](int64_t first) {
+                ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &y) {
+                  waitBarrier(y, y.add(y.idx(first), stage),
+                              y.remu(y.sub(round, y.idx(1)), 2));
+                });
+              };
+              Value k0 = e.mul(kb, e.idx(kBK));
+              Value last = tail ? e.idx(plan.Nk - 1) : Value();
+              // Rows k0 .. of `src` into the stage of the tile at `offset`,
+              // once its `empty` barrier allows; signals `full` as the
+              // copies land.
+              auto fill = [&](Value src, int64_t width, const TileLayout &tile,
+                              int64_t offset, int64_t stageBytes, int64_t full,
+                              int64_t empty) {
+                waitEmpty(empty);
+                copyRows(e, src, kvh, k0, last, width, tile,
+                         e.divu(e.add(e.idx(offset),
+                                      e.mul(stage, e.idx(stageBytes))),
+                                2));
+                NVVM::CpAsyncMBarrierArriveOp::create(
+                    lb, ll, barrier(e, e.add(e.idx(full), stage)),
+                    /*noinc=*/true);
+              };
+              fill(key, D, kt, layout.kOffset(), layout.kStage(), 1,
+                   1 + 2 * kStages);
+              fill(value, Dv, vt, layout.vOffset(), layout.vStage(),
+                   1 + kStages, 1 + 3 * kStages);
+              scf::YieldOp::create(lb, ll);
+            });
+        return {ringAfter(x, tl, kbBase)};
       });
   // No copy outlives the producer.
   NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
 }
 
 // The consumer warpgroups (`wgAll`: the warpgroup index, 1 ..).
-void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
-                                 Value kbBegin, Value kbEnd,
+void WgmmaEmitter::emitConsumers(OpBuilder &ob, Value wgAll,
                                  int64_t registers) {
   int64_t Dp = paddedHeadDim(plan.D), Dvp = paddedHeadDim(plan.Dv);
   const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
@@ -507,32 +591,22 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
-  KB c{cb, loc};
-  NVVM::SetMaxRegisterOp::create(cb, loc, registers,
+  KB top{ob, loc};
+  NVVM::SetMaxRegisterOp::create(ob, loc, registers,
                                  NVVM::SetMaxRegisterAction::increase);
-  Value wg = c.sub(wgAll, c.idx(1)), warp = c.remu(c.divu(tid, 32), 4);
-  Value lane = c.remu(tid, 32);
-  Value g = c.divu(lane, 4), t = c.remu(lane, 4);
-  Value t2 = c.mul(t, c.idx(2));
-  // The thread's rows: g and g + 8 of its warp's m16 tile of its
-  // warpgroup's 64 rows.
-  Value warpRow0 = c.add(c.mul(wg, c.idx(64)), c.mul(warp, c.idx(16)));
-  SmallVector<Value> rows, rowsC;
-  for (int64_t r = 0; r < 2; ++r) {
-    Value row = c.add(c.add(q0, warpRow0), c.add(g, c.idx(8 * r)));
-    rows.push_back(row);
-    rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
-  }
+  Value wg = top.sub(wgAll, top.idx(1)), warp = top.remu(top.divu(tid, 32), 4);
+  Value lane = top.remu(tid, 32);
+  Value g = top.divu(lane, 4), t = top.remu(lane, 4);
+  Value t2 = top.mul(t, top.idx(2));
+  Value warpRow0 = top.add(top.mul(wg, top.idx(64)), top.mul(warp, top.idx(16)));
   // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
   Value qDesc =
-      descriptor(c, c.add(bufAddress, c.mul(wg, c.idx(64 * qt.panel))),
+      descriptor(top, top.add(bufAddress, top.mul(wg, top.idx(64 * qt.panel))),
                  qt.descriptorBits(/*nMajor=*/false));
-  Value kDesc = descriptor(c, c.add(bufAddress, c.idx(layout.kOffset())),
+  Value kDesc = descriptor(top, top.add(bufAddress, top.idx(layout.kOffset())),
                            kt.descriptorBits(/*nMajor=*/false));
-  Value vDesc = descriptor(c, c.add(bufAddress, c.idx(layout.vOffset())),
+  Value vDesc = descriptor(top, top.add(bufAddress, top.idx(layout.vOffset())),
                            vt.descriptorBits(/*nMajor=*/true));
-  waitBarrier(c, c.idx(0), c.idx(0));
-  proxyFence(c);
 
   // Ping-pong between the consumer warpgroups (named barriers 1 ..
   // consumers): a warpgroup issues its products only after the previous one
@@ -553,18 +627,37 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
     NVVM::BarrierArriveOp::create(e.b, e.loc, i32v(e, next),
                                   i32Constant(e, 256));
   };
-  ifThen(c, isEqual(c, wg, consumers - 1), [&](KB &x) {
+  ifThen(top, isEqual(top, wg, consumers - 1), [&](KB &x) {
     NVVM::BarrierArriveOp::create(x.b, x.loc, i32Constant(x, 1),
                                   i32Constant(x, 256));
   });
 
+  // Per tile: the thread's rows (g and g + 8 of its warp's m16 tile of its
+  // warpgroup's 64 rows), Q once it landed, then the key blocks. Carried:
+  // the K/V blocks consumed so far (the next block's place in the ring).
+  forEachTile(top, ValueRange{top.idx(0)}, [&](KB &c, const Tile &tl,
+                                                     ValueRange iter)
+                                                     -> SmallVector<Value> {
+  OpBuilder &cb = c.b;
+  Value q0 = tl.q0, kbBegin = tl.kbBegin, kbEnd = tl.kbEnd;
+  Value kbBase = c.sub(kbBegin, iter[0]);
+  SmallVector<Value> rows, rowsC;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = c.add(c.add(q0, warpRow0), c.add(g, c.idx(8 * r)));
+    rows.push_back(row);
+    rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
+  }
+  waitBarrier(c, c.idx(0), c.remu(tl.round, 2));
+  proxyFence(c);
+
   const ScoreScaling scaling(plan.op);
   const int64_t kP = kBK / 16;
+  // Block kb's place in the ring.
   auto stageOf = [&](KB &e, Value kb) {
-    return e.remu(e.sub(kb, kbBegin), kStages);
+    return e.remu(e.sub(kb, kbBase), kStages);
   };
   auto parityOf = [&](KB &e, Value kb) {
-    return e.remu(e.divu(e.sub(kb, kbBegin), kStages), 2);
+    return e.remu(e.divu(e.sub(kb, kbBase), kStages), 2);
   };
   // Issues S = Q K^T of block kb once its K landed (not waited for).
   auto issueScores = [&](KB &e, Value kb) -> Value {
@@ -604,26 +697,40 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
         e.b, e.loc, Type(), barrier(e, e.add(e.idx(first), stageOf(e, kb))),
         Value());
   };
+  // Element (n, i) of block kb's S: row rows[i / 2], key kb BK + 8n + 2t +
+  // i % 2; keys past a tail are clamped where they address bias/keep, not
+  // where they only count (dropout).
+  auto coordinates = [&](KB &e, Value kb, int64_t j, int64_t i, bool clamp) {
+    Value kg = e.add(e.add(e.mul(kb, e.idx(kBK)), e.idx(8 * j + i % 2)), t2);
+    if (tail && clamp)
+      kg = e.min(kg, e.idx(plan.Nk - 1));
+    return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
+  };
+  // Block kb's bias and keep values, loaded while its scores are computed.
+  auto loadOperands = [&](KB &e, Value kb) {
+    return loadElementOperands(e, plan, sl, bias, keep,
+                               [&](int64_t, int64_t j, int64_t i) {
+                                 return coordinates(e, kb, j, i, true);
+                               });
+  };
   // The online softmax of block kb's scores `s` (waited for): the row
   // maxima and the P operands of its k-steps (P V's A fragments).
   auto softmax = [&](KB &e, Value kb, bool masked, SmallVector<Value> &s,
-                     ArrayRef<Value> m, ArrayRef<Value> l,
-                     SmallVector<Value> &pRegs) {
-    // Element (n, i) of S: row rows[i / 2], key k0 + 8n + 2t + i % 2.
-    Value k0 = e.mul(kb, e.idx(kBK));
-    auto coordinates = [&](int64_t mt, int64_t j, int64_t i) {
-      Value kg = e.add(e.add(k0, e.idx(8 * j + i % 2)), t2);
-      if (tail)
-        kg = e.min(kg, e.idx(plan.Nk - 1));
-      return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
-    };
-    scoreFragments(e, plan, scaling, sl, s, bias, keep, getCaptures(),
-                   coordinates, masked, k0, t2, rows[0]);
+                     const ElementOperands &operands, ArrayRef<Value> m,
+                     ArrayRef<Value> l, SmallVector<Value> &pRegs) {
+    scoreFragments(
+        e, plan, scaling, sl, s, operands, getCaptures(),
+        [&](int64_t, int64_t j, int64_t i) {
+          return coordinates(e, kb, j, i, true);
+        },
+        masked, e.mul(kb, e.idx(kBK)), t2, rows[0]);
     RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
     for (int64_t ks = 0; ks < kP; ++ks)
       pRegs.append(probabilityOperands(
           e, plan, sl, s, 0, ks, rowMax, scaling, seed,
-          [&](int64_t j, int64_t i) { return coordinates(0, j, i); }));
+          [&](int64_t j, int64_t i) {
+            return coordinates(e, kb, j, i, false);
+          }));
     return rowMax;
   };
 
@@ -644,11 +751,7 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
           .getType();
   SmallVector<Type> stateTypes(4 + ol.size(), cb.getF32Type());
   stateTypes.append(4 * kP, pType);
-  // Signed: the block range's end is negative when a window shows the CTA's
-  // rows no key at all (Nq > Nk, bottom-right); unsigned, it would wrap,
-  // and the consumers would wait for a block the producer never loads.
-  Value any =
-      arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::slt, kbBegin, kbEnd);
+  Value any = hasBlocks(c, tl);
   auto first = scf::IfOp::create(cb, loc, stateTypes, any,
                                  /*withElseRegion=*/true);
   {
@@ -659,11 +762,13 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
     NVVM::WgmmaFenceAlignedOp::create(fb, loc);
     Value acc = issueScores(e, kbBegin);
     passTurn(e);
+    ElementOperands operands = loadOperands(e, kbBegin);
     SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
     release(e, 1 + 2 * kStages, kbBegin);
     SmallVector<Value> m{e.f32(kNegInf), e.f32(kNegInf)};
     SmallVector<Value> l{e.f32(0.0), e.f32(0.0)}, pRegs;
-    RowMaxima rowMax = softmax(e, kbBegin, /*masked=*/true, s, m, l, pRegs);
+    RowMaxima rowMax =
+        softmax(e, kbBegin, /*masked=*/true, s, operands, m, l, pRegs);
     SmallVector<Value> result = rowMax.mNew;
     result.append(rowMax.lsum);
     result.append(zeros.begin() + 2, zeros.end());
@@ -697,11 +802,12 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
     SmallVector<Value> o = issueValues(
         e, prev, curRef.drop_front(4 + ol.size()), curRef.slice(4, ol.size()));
     passTurn(e);
+    ElementOperands operands = loadOperands(e, kb);
     SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2), 1);
     release(e, 1 + 2 * kStages, kb);
     SmallVector<Value> pRegs;
-    RowMaxima rowMax = softmax(e, kb, masked, s, curRef.take_front(2),
-                               curRef.slice(2, 2), pRegs);
+    RowMaxima rowMax = softmax(e, kb, masked, s, operands,
+                               curRef.take_front(2), curRef.slice(2, 2), pRegs);
     o = waitGroup(e, o);
     release(e, 1 + 3 * kStages, prev);
     o = rescaleAccumulators(e, ol, rowMax, curRef.take_front(2), o,
@@ -715,6 +821,9 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
   SmallVector<Value> loopState =
       runKeyBlocks(c, plan, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)), kbEnd,
                    first.getResults(), blockBody);
+  // Every S of the tile was waited for: the producer may load the next Q.
+  NVVM::MBarrierArriveOp::create(cb, loc, Type(),
+                                 barrier(c, c.idx(1 + 4 * kStages)), Value());
   // The last block's P V.
   auto last = scf::IfOp::create(
       cb, loc, TypeRange(ArrayRef<Type>(stateTypes).slice(4, ol.size())), any,
@@ -724,16 +833,21 @@ void WgmmaEmitter::emitConsumers(OpBuilder &cb, Value wgAll, Value q0,
     OpBuilder lb = last.getThenBodyBuilder();
     KB e{lb, loc};
     NVVM::WgmmaFenceAlignedOp::create(lb, loc);
-    SmallVector<Value> o =
-        issueValues(e, e.sub(kbEnd, e.idx(1)), st.drop_front(4 + ol.size()),
-                    st.slice(4, ol.size()));
-    scf::YieldOp::create(lb, loc, waitGroup(e, o));
+    Value lastBlock = e.sub(kbEnd, e.idx(1));
+    SmallVector<Value> acc =
+        waitGroup(e, issueValues(e, lastBlock, st.drop_front(4 + ol.size()),
+                                 st.slice(4, ol.size())));
+    // The ring runs on into the next tile: its V stage is free again.
+    release(e, 1 + 3 * kStages, lastBlock);
+    scf::YieldOp::create(lb, loc, acc);
     OpBuilder eb = last.getElseBodyBuilder();
     scf::YieldOp::create(eb, loc, st.slice(4, ol.size()));
   }
   SmallVector<Value> state(loopState.begin(), loopState.begin() + 4);
   state.append(last.getResults().begin(), last.getResults().end());
   storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+  return {ringAfter(c, tl, kbBase)};
+  });
 }
 
 void WgmmaEmitter::emit() {
@@ -759,15 +873,7 @@ void WgmmaEmitter::emit() {
                                                elt, MemRefLayoutAttrInterface(),
                                                workgroup),
                                smem, shift, ValueRange{});
-  auto [qb, by] = k.blockCoordinates(plan);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  bi = k.divu(by, plan.Hq);
-  hi = k.remu(by, plan.Hq);
-  kvh = k.divu(hi, plan.G);
-  Value q0 = k.mul(qb, k.idx(kBQ));
-  Value kbBegin, kbEnd;
-  std::tie(kbBegin, kbEnd) = k.keyBlockRange(
-      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
 
   // Set-up by the whole CTA: the mbarriers (the producer's 128 threads
   // arrive on the full ones as their copies land, every consumer thread on
@@ -784,6 +890,7 @@ void WgmmaEmitter::emit() {
       init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
       init(1 + 3 * kStages + st, 32 * plan.cfg.warps);
     }
+    init(1 + 4 * kStages, 32 * plan.cfg.warps);
     NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
   });
   zeroPadding(layout.q, D, 0, 1, 0);
@@ -809,9 +916,9 @@ void WgmmaEmitter::emit() {
                                       /*withElseRegion=*/true);
 
   OpBuilder pb = roles.getThenBodyBuilder();
-  emitProducer(pb, q0, kbBegin, kbEnd, split.producer);
+  emitProducer(pb, split.producer);
   OpBuilder cb = roles.getElseBodyBuilder();
-  emitConsumers(cb, wgAll, q0, kbBegin, kbEnd, split.consumer);
+  emitConsumers(cb, wgAll, split.consumer);
   b.setInsertionPointAfter(roles);
   gpu::ReturnOp::create(b, loc);
 }
@@ -834,6 +941,14 @@ public:
   int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
     return SharedLayout(plan).total();
   }
+  /// A persistent grid: min(tiles, persistent-ctas) CTAs (forEachTile), or
+  /// one per tile with persistent-ctas = -1; x alone.
+  LaunchShape getLaunchShape(const KernelPlan &plan) const override {
+    int64_t tiles = plan.numQB * plan.B * plan.Hq;
+    int64_t ctas = plan.cfg.persistentCtas;
+    return {{ctas > 0 ? std::min(tiles, ctas) : tiles, 1, 1},
+            {plan.threads, 1, 1}};
+  }
   void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
     OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
     WgmmaEmitter(plan, b, plan.op.getLoc(), func.getArguments()).emit();
@@ -846,7 +961,9 @@ public:
 /// d = 96 without per-element features (bias, keep mask, score_mod,
 /// dropout), two otherwise; 2 stages; keys per block 128 up to d = 64 and
 /// with two warpgroups up to d = 128, 64 between 64 and 128 with three or
-/// with features, and above d = 128 64, 32 with features.
+/// with computed features (score_mod, dropout: 128 was 6-12% slower; a bias
+/// 16% faster), and above d = 128 64, 32 with features; a persistent grid up
+/// to d = 128.
 LogicalResult
 WgmmaFamily::resolveOptions(KernelPlan &plan,
                             const AttentionKernelOptions &requested,
@@ -859,8 +976,10 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   auto error = [&]() {
     return op.emitOpError() << "convert-attn-to-gpu: mma=wgmma ";
   };
-  bool features =
-      op.getSeed() || op.getBias() || op.getKeepMask() || op.hasScoreMod();
+  // Per-element work: computed (dropout, score_mod) or loaded (bias, keep
+  // mask, issued ahead of the wait for S).
+  bool computed = op.getSeed() || op.hasScoreMod();
+  bool features = computed || op.getBias() || op.getKeepMask();
   if (resolved.warps == 0)
     resolved.warps = d <= 96 && !features ? 12 : 8;
   if (resolved.warps != 8 && resolved.warps != 12)
@@ -878,7 +997,7 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
                    << resolved.blockQ;
   if (resolved.blockK == 0)
     resolved.blockK = d > 128 ? (features ? 32 : 64)
-                      : d > 64 && (features || resolved.warps == 12) ? 64
+                      : d > 64 && (computed || resolved.warps == 12) ? 64
                                                                      : 128;
   if (resolved.blockK % 16 != 0 || resolved.blockK < 16 ||
       resolved.blockK > 256)
@@ -889,6 +1008,10 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
     resolved.chunk = resolved.blockK;
   if (resolved.chunk != resolved.blockK)
     return error() << "takes chunk = block-k, not " << resolved.chunk;
+  if (resolved.persistentCtas < -1)
+    return error() << "takes persistent-ctas > 0, or -1 (one CTA per tile), "
+                      "not "
+                   << resolved.persistentCtas;
   resolved.threadsPerRow = 1;
   // The consumer warpgroups and the producer warpgroup.
   plan.threads = 32 * resolved.warps + kProducerThreads;
@@ -898,6 +1021,15 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
     resolved.blockK /= 2;
     resolved.chunk = resolved.blockK;
   }
+  // Persistent up to d = 128, with at least 3 key blocks and no key tail:
+  // ptxas spills the consumers' registers in the tile loop above d = 128,
+  // with a key tail (e.g. 76 bytes at d = 128, Nq = Nk = 1000) and with one
+  // or two blocks (224 bytes at 256 keys), where one CTA per tile does not.
+  if (resolved.persistentCtas == 0)
+    resolved.persistentCtas = d <= 128 && plan.Nk % resolved.blockK == 0 &&
+                                      plan.Nk / resolved.blockK >= 3
+                                  ? kSmsOfWgmmaChips
+                                  : -1;
   if (sharedBytes() > sharedLimit)
     return op.emitOpError()
            << "convert-attn-to-gpu: the wgmma kernel needs " << sharedBytes()

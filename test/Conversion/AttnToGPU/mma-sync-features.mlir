@@ -21,15 +21,21 @@
 // D128-SAME:     attn.config = array<i64: 64, 32, 1, 32>
 // CHECK-SAME:    attn.family = "mma_sync"
 // CHECK:         scf.for
+// The keep and bias values of a step load before its products (Nk = 333 is
+// odd: one bias element per load).
+// CHECK:           memref.load %[[KEEP]]
+// CHECK:           memref.load %[[BIAS]]
 // CHECK:           nvvm.mma.sync
 // The scores of each element: scale, score_mod (tanh), + bias, keep mask.
-// CHECK:           memref.load %[[BIAS]]
-// CHECK:           memref.load %[[KEEP]]
 // CHECK:           math.tanh
 // CHECK:           arith.select
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// Dropout on P (Philox4x32-10 keyed by the seed), before P V.
-// CHECK:           arith.andi %[[SEED]]
+// Dropout on P before P V: one Philox4x32-10 (keyed by the seed) per four
+// keys of a row, two of its words passed to the partner lane.
+// CHECK:           arith.trunci %[[SEED]] : i64 to i32
+// CHECK-COUNT-20:  arith.mului_extended
+// CHECK:           gpu.shuffle  xor
+// CHECK:           gpu.shuffle  xor
 // CHECK:           arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:           nvvm.mma.sync

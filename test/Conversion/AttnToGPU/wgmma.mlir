@@ -35,7 +35,7 @@
 // ping-pong), wait for S alone (wait_group 1), then for P V.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164936 : i64, attn.family = "wgmma", attn.grid = array<i64: 8, 8, 1>
+// CHECK-SAME:    attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164944 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
 // CHECK:         memref.extract_aligned_pointer_as_index
 // CHECK:         nvvm.mbarrier.init
 // CHECK:         nvvm.fence.mbarrier.init

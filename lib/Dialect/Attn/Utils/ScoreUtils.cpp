@@ -135,61 +135,85 @@ Value buildNormalize(OpBuilder &b, Location loc, Value x, Value l) {
                                  arith::DivFOp::create(b, loc, x, l), zero);
 }
 
-Value buildPhilox(OpBuilder &b, Location loc, Value seed, ValueRange bhqk) {
-  // Philox4x32-10 (Salmon et al., SC'11) in 64-bit integer arithmetic, every
-  // value an unsigned 32-bit number held in an i64.
-  Type i64 = b.getI64Type();
-  auto cst = [&](uint64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, static_cast<int64_t>(v));
+SmallVector<Value, 4> buildPhilox(OpBuilder &b, Location loc, Value seed,
+                                  ValueRange counter) {
+  // Philox4x32-10 in i32 arithmetic: each round takes the 32x32 -> 64-bit
+  // products M0 * c0 and M1 * c2 as (lo, hi) pairs.
+  Type i32 = b.getI32Type();
+  auto cst = [&](uint32_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, static_cast<int32_t>(v));
   };
-  Value mask32 = cst(0xFFFFFFFFull), sh32 = cst(32);
-  auto lo32 = [&](Value v) -> Value {
-    return arith::AndIOp::create(b, loc, v, mask32);
-  };
-  auto toU32 = [&](Value idx) -> Value {
-    return lo32(arith::IndexCastUIOp::create(b, loc, i64, idx));
-  };
-  // counter = (k, q, h, b), key = (seed lo, seed hi).
-  Value c0 = toU32(bhqk[3]), c1 = toU32(bhqk[2]), c2 = toU32(bhqk[1]),
-        c3 = toU32(bhqk[0]);
-  Value k0 = lo32(seed), k1 = arith::ShRUIOp::create(b, loc, seed, sh32);
-  Value m0 = cst(0xD2511F53ull), m1 = cst(0xCD9E8D57ull);
-  Value w0 = cst(0x9E3779B9ull), w1 = cst(0xBB67AE85ull);
+  Value c0 = counter[0], c1 = counter[1], c2 = counter[2], c3 = counter[3];
+  Value k0 = arith::TruncIOp::create(b, loc, i32, seed);
+  Value k1 = arith::TruncIOp::create(
+      b, loc, i32,
+      arith::ShRUIOp::create(
+          b, loc, seed,
+          arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32)));
+  Value m0 = cst(0xD2511F53u), m1 = cst(0xCD9E8D57u);
+  Value w0 = cst(0x9E3779B9u), w1 = cst(0xBB67AE85u);
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
-      k0 = lo32(arith::AddIOp::create(b, loc, k0, w0));
-      k1 = lo32(arith::AddIOp::create(b, loc, k1, w1));
+      k0 = arith::AddIOp::create(b, loc, k0, w0);
+      k1 = arith::AddIOp::create(b, loc, k1, w1);
     }
-    // (hi0, lo0) = M0 * c0, (hi1, lo1) = M1 * c2: 32x32 -> 64-bit products.
-    Value p0 = arith::MulIOp::create(b, loc, m0, c0);
-    Value p1 = arith::MulIOp::create(b, loc, m1, c2);
-    Value hi0 = arith::ShRUIOp::create(b, loc, p0, sh32), lo0 = lo32(p0);
-    Value hi1 = arith::ShRUIOp::create(b, loc, p1, sh32), lo1 = lo32(p1);
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, m0, c0);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, m1, c2);
     // c = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0)
     Value n0 = arith::XOrIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, hi1, c1), k0);
+        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), c1), k0);
     Value n2 = arith::XOrIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, hi0, c3), k1);
+        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), c3), k1);
     c0 = n0;
-    c1 = lo1;
+    c1 = p1.getLow();
     c2 = n2;
-    c3 = lo0;
+    c3 = p0.getLow();
   }
-  return c0;
+  return {c0, c1, c2, c3};
+}
+
+SmallVector<Value, 4> buildDropoutCounter(OpBuilder &b, Location loc,
+                                          ValueRange bhqk) {
+  Type i32 = b.getI32Type();
+  auto toI32 = [&](Value idx) -> Value {
+    return arith::IndexCastUIOp::create(b, loc, i32, idx);
+  };
+  Value group = arith::ShRUIOp::create(
+      b, loc, bhqk[3], arith::ConstantIndexOp::create(b, loc, 2));
+  return {toI32(group), toI32(bhqk[2]), toI32(bhqk[1]), toI32(bhqk[0])};
 }
 
 uint64_t getDropoutThreshold(double p) {
   return static_cast<uint64_t>(std::floor(p * 4294967296.0));
 }
 
-Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOpInterface op, Value seed,
-                       ValueRange bhqk) {
+Value buildDropoutKeepWord(OpBuilder &b, Location loc, AttentionOpInterface op,
+                           Value word) {
   uint64_t threshold = getDropoutThreshold(op.getDropoutProbability());
-  Value r = buildPhilox(b, loc, seed, bhqk);
   return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::uge, r,
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                   static_cast<int64_t>(threshold)));
+      b, loc, arith::CmpIPredicate::uge, word,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                   static_cast<int32_t>(threshold)));
+}
+
+Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOpInterface op,
+                       Value seed, ValueRange bhqk) {
+  SmallVector<Value, 4> words =
+      buildPhilox(b, loc, seed, buildDropoutCounter(b, loc, bhqk));
+  // Word k % 4: bit 1 of k picks the pair, bit 0 the word in it.
+  Value k = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bhqk[3]);
+  auto bit = [&](int64_t i) -> Value {
+    Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+    Value shifted = arith::ShRUIOp::create(
+        b, loc, k, arith::ConstantIntOp::create(b, loc, b.getI32Type(), i));
+    return arith::TruncIOp::create(
+        b, loc, b.getI1Type(), arith::AndIOp::create(b, loc, shifted, one));
+  };
+  Value odd = bit(0), high = bit(1);
+  Value word = arith::SelectOp::create(
+      b, loc, high, arith::SelectOp::create(b, loc, odd, words[3], words[2]),
+      arith::SelectOp::create(b, loc, odd, words[1], words[0]));
+  return buildDropoutKeepWord(b, loc, op, word);
 }
 
 Value buildDropoutFactor(OpBuilder &b, Location loc, AttentionOpInterface op,

@@ -85,16 +85,32 @@ mlir::Value buildNormalize(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildDropoutFactor(mlir::OpBuilder &b, mlir::Location loc,
                                AttentionOpInterface op, mlir::ValueRange bhqk);
 
-/// Returns the 32-bit Philox4x32-10 word 0 for counter (k, q, h, b) and key
-/// (seed[31:0], seed[63:32]), as an i64 holding an unsigned 32-bit value.
-/// `seed` is i64; coordinates are index.
-mlir::Value buildPhilox(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::Value seed, mlir::ValueRange bhqk);
+/// The four 32-bit output words (i32) of Philox4x32-10 (Salmon et al.,
+/// SC'11) for the counter `counter` (four i32) and the key (seed[31:0],
+/// seed[63:32]); `seed` is i64.
+llvm::SmallVector<mlir::Value, 4> buildPhilox(mlir::OpBuilder &b,
+                                              mlir::Location loc,
+                                              mlir::Value seed,
+                                              mlir::ValueRange counter);
 
-/// The dropout threshold: an element is kept iff philox >= threshold.
+/// The dropout generator's counter for element (b, h, q, k) (index
+/// coordinates): (k / 4, q, h, b) as i32. The element's word is output word
+/// k % 4, so one Philox call serves four consecutive keys of a row.
+llvm::SmallVector<mlir::Value, 4>
+buildDropoutCounter(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::ValueRange bhqk);
+
+/// The dropout threshold: an element is kept iff its word >= threshold.
 uint64_t getDropoutThreshold(double p);
 
-/// Returns an i1 that is true iff dropout keeps element (b, h, q, k).
+/// Returns an i1 that is true iff dropout keeps an element whose Philox word
+/// (i32, see buildDropoutCounter) is `word`.
+mlir::Value buildDropoutKeepWord(mlir::OpBuilder &b, mlir::Location loc,
+                                 AttentionOpInterface op, mlir::Value word);
+
+/// Returns an i1 that is true iff dropout keeps element (b, h, q, k): one
+/// Philox call for this element alone (a kernel that owns four consecutive
+/// keys shares one call through buildDropoutCounter/buildDropoutKeepWord).
 mlir::Value buildDropoutKeep(mlir::OpBuilder &b, mlir::Location loc,
                              AttentionOpInterface op, mlir::Value seed,
                              mlir::ValueRange bhqk);

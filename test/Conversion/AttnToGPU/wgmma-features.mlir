@@ -1,0 +1,53 @@
+// The fused features on mma=wgmma, in the benchmark's shapes (d = 128):
+// a [1, H, N, N] bias (even key count: one vector load per pair of keys of
+// a row) and the keep mask load after a step's products are issued and
+// before the consumer waits for them; dropout draws one Philox4x32-10 per
+// four keys of a row (two words to the partner lane by shuffles). With
+// ptxas: no spills, no warnings.
+// RUN: split-file %s %t
+// RUN: attnfuse-opt %t/bias.mlir --convert-attn-to-gpu=mma=wgmma -o %t/bias.stage1.mlir
+// RUN: FileCheck %s --check-prefix=BIAS < %t/bias.stage1.mlir
+// RUN: attnfuse-opt %t/dropout.mlir --convert-attn-to-gpu=mma=wgmma -o %t/dropout.stage1.mlir
+// RUN: FileCheck %s --check-prefix=DROPOUT < %t/dropout.stage1.mlir
+// RUN: %if ptxas %{ attnfuse-opt %t/bias.mlir --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -o %t/bias.final.mlir %}
+// RUN: %if ptxas %{ %python %S/../../../bench/extract_kernels.py %t/bias.stage1.mlir %t/bias.final.mlir %t/bias %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/bias.ptx -o %t/bias.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ attnfuse-opt %t/dropout.mlir --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -o %t/dropout.final.mlir %}
+// RUN: %if ptxas %{ %python %S/../../../bench/extract_kernels.py %t/dropout.stage1.mlir %t/dropout.final.mlir %t/dropout %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/dropout.ptx -o %t/dropout.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+
+// BIAS-LABEL: gpu.func @attn_fwd_0(
+// BIAS-SAME:    %[[BIAS:[^:]+]]: memref<1x16x1024x1024xbf16>, %[[KEEP:[^:]+]]: memref<2x1x1x1024xi1>
+// BIAS:         scf.for
+// BIAS:           nvvm.wgmma.mma_async
+// BIAS:           nvvm.barrier id
+// BIAS:           memref.load %[[KEEP]]
+// BIAS:           vector.load %[[BIAS]]{{.*}} {alignment = 4 : i64} : memref<1x16x1024x1024xbf16>, vector<2xbf16>
+// BIAS:           wgmma.wait_group.sync.aligned 1
+
+// DROPOUT-LABEL: gpu.func @attn_fwd_0(
+// DROPOUT-SAME:    %[[SEED:[^:]+]]: i64
+// DROPOUT:         scf.for
+// DROPOUT:           wgmma.wait_group.sync.aligned 1
+// DROPOUT:           arith.trunci %[[SEED]] : i64 to i32
+// DROPOUT-COUNT-20:  arith.mului_extended
+// DROPOUT:           gpu.shuffle  xor
+// DROPOUT:           gpu.shuffle  xor
+// DROPOUT-NOT:       arith.mului_extended
+// DROPOUT:           arith.trunci %[[SEED]] : i64 to i32
+
+// PTXAS-NOT: warning
+// PTXAS: Function properties for attn_fwd_0
+// PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+//--- bias.mlir
+func.func @bias_keep(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %bias: tensor<1x16x1024x1024xbf16>, %keep: tensor<2x1x1x1024xi1>) -> tensor<2x16x1024x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) bias(%bias : tensor<1x16x1024x1024xbf16>) keep(%keep : tensor<2x1x1x1024xi1>) -> tensor<2x16x1024x128xbf16>
+  return %o : tensor<2x16x1024x128xbf16>
+}
+
+//--- dropout.mlir
+func.func @dropout(%q: tensor<4x16x4096x128xbf16>, %k: tensor<4x16x4096x128xbf16>, %v: tensor<4x16x4096x128xbf16>, %seed: i64) -> tensor<4x16x4096x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<4x16x4096x128xbf16>, tensor<4x16x4096x128xbf16>, tensor<4x16x4096x128xbf16>) seed(%seed) {dropout_p = 0.1 : f32} -> tensor<4x16x4096x128xbf16>
+  return %o : tensor<4x16x4096x128xbf16>
+}

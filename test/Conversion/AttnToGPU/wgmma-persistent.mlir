@@ -1,0 +1,58 @@
+// The wgmma family's persistent grid. By default (up to d = 128, with 3 or
+// more key blocks and no key tail) 132 CTAs, an H100 SXM's or H200's SMs, each walking the tiles (query block,
+// batch * head) from its block index by the grid size, with the K/V ring
+// position and the tile count carried across tiles; the consumers free Q
+// (the last mbarrier, 256 = two warpgroups' threads) once a tile's S are
+// done, the producer waits for that before it loads the next tile's Q.
+// persistent-ctas=-1, and the default otherwise: one CTA per tile and no
+// loop. The grid is x alone: 70000 heads launch.
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma -split-input-file | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma persistent-ctas=-1" -split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma persistent-ctas=7" -split-input-file | FileCheck %s --check-prefix=SEVEN
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma persistent-ctas=-2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
+// CHECK-COUNT-9: nvvm.mbarrier.init %{{.+}}, %c{{128|256}}_i32
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
+// CHECK-NEXT:    nvvm.fence.mbarrier.init
+// The producer: Q once the last tile's is free, then K/V.
+// CHECK:         %[[FIRST:.+]] = gpu.block_id  x
+// CHECK:         %[[STEP:.+]] = gpu.grid_dim  x
+// CHECK:         scf.for %{{.+}} = %[[FIRST]] to %c2048 step %[[STEP]] iter_args(
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           nvvm.cp.async.mbarrier.arrive
+// The consumers.
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %c2048 step %{{.+}} iter_args(
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           nvvm.wgmma.mma_async
+// ONE-LABEL:     gpu.func @attn_fwd_0(
+// ONE-SAME:        attn.grid = array<i64: 2048, 1, 1>
+// ONE-NOT:       gpu.grid_dim
+// SEVEN-LABEL:   gpu.func @attn_fwd_0(
+// SEVEN-SAME:      attn.grid = array<i64: 7, 1, 1>
+// BAD: error: 'attn.attention' op convert-attn-to-gpu: mma=wgmma takes persistent-ctas > 0, or -1 (one CTA per tile), not -2
+func.func @causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x128xbf16>, %v: tensor<16x16x1024x128xbf16>) -> tensor<16x16x1024x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>) {mask = #attn.mask<causal>} -> tensor<16x16x1024x128xbf16>
+  return %o : tensor<16x16x1024x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.grid = array<i64: 16, 1, 1>
+// CHECK-NOT:     gpu.grid_dim
+func.func @d256(%q: tensor<1x4x512x256xbf16>, %k: tensor<1x4x512x256xbf16>, %v: tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16>
+  return %o : tensor<1x4x512x256xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.grid = array<i64: 70000, 1, 1>
+// CHECK-NOT:     gpu.grid_dim
+func.func @many_heads(%q: tensor<70000x1x64x64xbf16>, %k: tensor<70000x1x64x64xbf16>, %v: tensor<70000x1x64x64xbf16>) -> tensor<70000x1x64x64xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<70000x1x64x64xbf16>, tensor<70000x1x64x64xbf16>, tensor<70000x1x64x64xbf16>) -> tensor<70000x1x64x64xbf16>
+  return %o : tensor<70000x1x64x64xbf16>
+}
