@@ -134,6 +134,10 @@ def main():
             continue
         if only is not None and only not in c["name"]:
             continue
+        if not os.path.exists(os.path.join(art, c["name"] + ".json")):
+            print(f"{c['name']}: not built (ONLY= in build-gpu-artifacts.sh?)",
+                  file=sys.stderr)
+            continue
         B, H, Hkv, N, d = c["B"], c["Hq"], c["Hkv"], c["Nq"], c["D"]
         causal = c["mask"] == "causal"
         window = c["window"] if c["mask"] == "sliding_window" else None

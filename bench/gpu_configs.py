@@ -148,6 +148,20 @@ CHECK += [
         Hkv=1, Nq=512, Nk=256, D=160, mask="sliding_window",
         align="bottom_right", window=(128, 32), score_mod="softcap",
         softcap=50.0, opts=WGMMA),
+    # Head dims that are not multiples of 8 (FlashAttention's grid has 59
+    # and 111): element copies, per-element O stores.
+    cfg("f16_d59_causal_tails_wgmma", dtype="f16", Nq=300, Nk=213, D=59,
+        mask="causal", align="bottom_right", opts=WGMMA),
+    cfg("bf16_d111_dv59_gqa_bias_dropout_wgmma", Hq=4, Hkv=2, Nq=150,
+        Nk=170, D=111, Dv=59, bias=("bf16", "1HQK"), dropout=0.17,
+        opts=WGMMA),
+    cfg("f16_d59_causal_tails_mma", dtype="f16", Nq=300, Nk=213, D=59,
+        mask="causal", align="bottom_right", opts=MMA),
+    cfg("bf16_d111_dv59_gqa_bias_dropout_mma", Hq=4, Hkv=2, Nq=150,
+        Nk=170, D=111, Dv=59, bias=("bf16", "1HQK"), dropout=0.17,
+        opts=MMA),
+    cfg("f16_d59_window_mma_bq64", dtype="f16", Nq=200, D=59,
+        mask="sliding_window", window=(48, 16), opts=MMA + " block-q=64"),
 ]
 # The persistent grid on every wgmma check shape, with 3 CTAs (each walks
 # several tiles: the K/V ring and the Q barriers across tiles, empty tiles,
@@ -317,6 +331,13 @@ SANITIZE += [
     san("wgmma_bf16_d128_window_dropout_persistent",
         WGMMA + " persistent-ctas=2", Hq=4, Nq=256, D=128,
         mask="sliding_window", window=(32, 8), dropout=0.17),
+    # A head dim that is not a multiple of 8: element copies (and one CTA
+    # with no key block: Nq > Nk, bottom-right window).
+    san("wgmma_f16_d59_dv111_window", WGMMA, dtype="f16", Hq=2, Nq=300,
+        D=59, Dv=111, mask="sliding_window", align="bottom_right",
+        window=(16, 0)),
+    san("mma_f16_d59_dv111_window", MMA, dtype="f16", Hq=2, Nq=300, D=59,
+        Dv=111, mask="sliding_window", align="bottom_right", window=(16, 0)),
     san("simt_f32_d64_tails", SIMT, dtype="f32", Nq=70, Nk=50),
     san("mma_bf16_d32_causal", MMA, D=32, mask="causal"),
     san("mma_f16_d96_tails", MMA, dtype="f16", D=96),

@@ -77,15 +77,16 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     use the shared ScoreUtils builders.
 
     Three instruction families; `mma=auto` (the default) picks by `chip`:
-    `wgmma` on sm_90a (bf16/f16, head dims multiples of 8 up to 256):
-    FlashAttention-3's structure, a producer warpgroup filling a ring of K/V
-    stages (cp.async, mbarriers) and consumer warpgroups issuing
-    wgmma.mma_async from swizzled shared memory, P in registers, softmax
-    overlapped with the products, setmaxnreg, ping-pong; `mma_sync` below
+    `wgmma` on sm_90a (bf16/f16, head dims up to 256; those that are not
+    multiples of 8 copied element by element): FlashAttention-3's
+    structure, a producer warpgroup filling a ring of K/V stages (cp.async,
+    mbarriers) and consumer warpgroups issuing wgmma.mma_async from swizzled
+    shared memory, P in registers, softmax overlapped with the products,
+    setmaxnreg, ping-pong, a persistent grid; `mma_sync` below
     sm_90a (same types and head dims): FlashAttention-2's structure on
     tensor cores (mma.sync m16n8k16, f32 accumulators), 4 warps, Q and
     cp.async K/V stages in shared memory, ldmatrix, P kept in registers;
-    `simt`: f32 FMAs, T threads per query row (f32, other head dims). A
+    `simt`: f32 FMAs, T threads per query row (f32). A
     family that cannot compute an op falls back, wgmma to mma_sync to simt,
     with a remark. The blocks that every row sees whole run a loop without
     per-element mask. Options left at 0 take defaults per head dimension

@@ -16,14 +16,17 @@ using namespace mlir;
 using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
-std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
-    AttentionOp op) {
+std::string
+attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(AttentionOp op,
+                                                      bool anyHeadDim) {
   Type elt = op.getQueryType().getElementType();
   if (!elt.isBF16() && !elt.isF16())
     return "element type is not bf16/f16";
   int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
-  if (d % 8 != 0 || dv % 8 != 0 || d > 256 || dv > 256)
-    return "head dims must be multiples of 8, at most 256";
+  if (d > 256 || dv > 256)
+    return "head dims must be at most 256";
+  if (!anyHeadDim && (d % 8 != 0 || dv % 8 != 0))
+    return "head dims must be multiples of 8";
   return "";
 }
 
@@ -240,9 +243,9 @@ SmallVector<Value> attnfuse::gpu_kernels::rescaleAccumulators(
 /// the group of row r and the odd lane that of row r + 8, each keeps the
 /// pair of words its own keys take and passes the other pair to its partner
 /// by one XOR shuffle per word.
-static SmallVector<Value, 4> dropoutKeepPairs(
-    KB &e, AttentionOp op, Value seed, int64_t n,
-    function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
+static SmallVector<Value, 4>
+dropoutKeepPairs(KB &e, AttentionOp op, Value seed, int64_t n,
+                 function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
   SmallVector<Value> top = bhqk(n, 0), bottom = bhqk(n, 2);
   // Lane t's first key is 8n + 2t: bit 1 of it is t's parity.
   Value odd = arith::TruncIOp::create(
@@ -258,14 +261,14 @@ static SmallVector<Value, 4> dropoutKeepPairs(
   for (int64_t j = 0; j < 2; ++j) {
     Value mine = e.select(odd, w[2 + j], w[j]);
     Value send = e.select(odd, w[j], w[2 + j]);
-    Value got = gpu::ShuffleOp::create(e.b, e.loc, send, 1, 32,
-                                       gpu::ShuffleMode::XOR)
-                    .getShuffleResult();
+    Value got =
+        gpu::ShuffleOp::create(e.b, e.loc, send, 1, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
     // Fragment element j is row r, 2 + j row r + 8.
-    keep[j] = attn::buildDropoutKeepWord(e.b, e.loc, op,
-                                         e.select(odd, got, mine));
-    keep[2 + j] = attn::buildDropoutKeepWord(e.b, e.loc, op,
-                                             e.select(odd, mine, got));
+    keep[j] =
+        attn::buildDropoutKeepWord(e.b, e.loc, op, e.select(odd, got, mine));
+    keep[2 + j] =
+        attn::buildDropoutKeepWord(e.b, e.loc, op, e.select(odd, mine, got));
   }
   return keep;
 }
@@ -295,8 +298,8 @@ SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
     AttentionOp op = plan.op;
     Value scaleKept = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
     for (int64_t h = 0; h < 2; ++h) {
-      SmallVector<Value, 4> kept = dropoutKeepPairs(e, op, seed, 2 * ks + h,
-                                                    bhqk);
+      SmallVector<Value, 4> kept =
+          dropoutKeepPairs(e, op, seed, 2 * ks + h, bhqk);
       for (int64_t i = 0; i < 4; ++i) {
         Value &x = (h ? c1 : c0)[i];
         x = e.select(kept[i], e.fmul(x, scaleKept), e.f32(0.0));
@@ -330,17 +333,45 @@ void attnfuse::gpu_kernels::storeOutputs(KB &k, const KernelPlan &plan,
     Value valid = k.ult(rows[rr], k.idx(plan.Nq));
     scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
       KB e{nb, nl};
-      // n-tiles past Dv are a padded head dim's zero columns.
+      // n-tiles past Dv are a padded head dim's zero columns. A pair is
+      // one aligned store when Dv is even; an odd Dv takes one store per
+      // element. Columns past Dv (an n-tile that Dv cuts) are not stored.
       for (int64_t n = 0; n < ol.nTiles && 8 * n < plan.Dv; ++n) {
         int64_t base = 2 * R + ol.index(mt, n, 2 * r);
         Value x = e.fmul(state[base], inv);
         Value y = e.fmul(state[base + 1], inv);
-        Value v = vector::FromElementsOp::create(nb, nl, f2, ValueRange{x, y});
-        v = arith::TruncFOp::create(nb, nl, pairType, v);
-        vector::StoreOp::create(
-            nb, nl, v, out,
-            ValueRange{bi, hi, rows[rr], e.add(e.idx(8 * n), t2)},
-            /*nontemporal=*/false, llvm::MaybeAlign(4));
+        Value col = e.add(e.idx(8 * n), t2);
+        auto storeIf = [&](Value cond, function_ref<void(KB &)> store) {
+          if (8 * n + 8 <= plan.Dv) {
+            store(e);
+            return;
+          }
+          scf::IfOp::create(nb, nl, cond, [&](OpBuilder &sb, Location sl) {
+            KB s{sb, sl};
+            store(s);
+            scf::YieldOp::create(sb, sl);
+          });
+        };
+        if (plan.Dv % 2 == 0) {
+          storeIf(e.ult(col, e.idx(plan.Dv)), [&](KB &s) {
+            Value v = vector::FromElementsOp::create(s.b, s.loc, f2,
+                                                     ValueRange{x, y});
+            v = arith::TruncFOp::create(s.b, s.loc, pairType, v);
+            vector::StoreOp::create(s.b, s.loc, v, out,
+                                    ValueRange{bi, hi, rows[rr], col},
+                                    /*nontemporal=*/false, llvm::MaybeAlign(4));
+          });
+          continue;
+        }
+        for (int64_t h = 0; h < 2; ++h) {
+          Value c = e.add(col, e.idx(h));
+          storeIf(e.ult(c, e.idx(plan.Dv)), [&](KB &s) {
+            Value v = arith::TruncFOp::create(s.b, s.loc, plan.elementType,
+                                              h ? y : x);
+            memref::StoreOp::create(s.b, s.loc, v, out,
+                                    ValueRange{bi, hi, rows[rr], c});
+          });
+        }
       }
       Value first =
           arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, t, e.idx(0));

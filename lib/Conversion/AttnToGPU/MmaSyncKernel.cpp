@@ -183,8 +183,21 @@ void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
   // only the block index is clamped (to the last block: prefetches past the
   // range re-read it), so that the pieces' global addresses are one pointer
   // plus constant offsets; with a tail each row is clamped to Nk - 1.
-  int64_t perRow = width / 8, total = kBK * perRow;
   Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
+  if (width % 8 != 0) {
+    // Rows that are not 16-byte aligned: element by element, loads and
+    // shared-memory stores (the barrier that publishes the block orders
+    // them like the cp.async group).
+    forEachElement(e, tid, kThreads, kBK * width, [&](KB &x, Value flat) {
+      Value row = x.divu(flat, width), col = x.remu(flat, width);
+      Value kr = x.min(x.add(k0, row), x.idx(plan.Nk - 1));
+      Value v =
+          memref::LoadOp::create(x.b, x.loc, src, ValueRange{bi, kvh, kr, col});
+      memref::StoreOp::create(x.b, x.loc, v, buf, ValueRange{stage, row, col});
+    });
+    return;
+  }
+  int64_t perRow = width / 8, total = kBK * perRow;
   bool uniformColumn = kThreads % perRow == 0;
   Value row0, col0;
   if (uniformColumn) {
@@ -299,9 +312,26 @@ void MmaSyncEmitter::emit() {
           continue;
         }
         Value col = k.add(k.idx(16 * s + 8 * (r / 2)), t2);
-        Value v = vector::LoadOp::create(
-            b, loc, pairType, q, ValueRange{bi, hi, rowsC[r % 2], col},
-            /*nontemporal=*/false, llvm::MaybeAlign(4));
+        Value v;
+        if (D % 8 == 0) {
+          v = vector::LoadOp::create(
+              b, loc, pairType, q, ValueRange{bi, hi, rowsC[r % 2], col},
+              /*nontemporal=*/false, llvm::MaybeAlign(4));
+        } else {
+          // Rows that are not 4-byte aligned: one element at a time,
+          // zeros past D.
+          SmallVector<Value> pair;
+          for (int64_t h = 0; h < 2; ++h) {
+            Value c = k.add(col, k.idx(h));
+            Value x = memref::LoadOp::create(
+                b, loc, q,
+                ValueRange{bi, hi, rowsC[r % 2], k.min(c, k.idx(D - 1))});
+            pair.push_back(k.select(
+                k.ult(c, k.idx(D)), x,
+                arith::ConstantOp::create(b, loc, b.getZeroAttr(elt))));
+          }
+          v = vector::FromElementsOp::create(b, loc, pairType, pair);
+        }
         qFrag[s].push_back(toOperand(k, elt, v));
       }
   }
@@ -351,12 +381,28 @@ void MmaSyncEmitter::emit() {
             return Value();
           });
     };
-    zeroPadding(kBuf, kStages, kBK, D, Dp);
-    zeroPadding(vBuf, kStages, kBK, Dv, Dvp);
+    // A head dim that is not a multiple of 8 shares its last chunk with
+    // the padding: that chunk is zeroed whole, then (after a barrier) the
+    // element copies write its true columns.
+    auto chunkStart = [](int64_t d) { return d / 8 * 8; };
+    zeroPadding(kBuf, kStages, kBK, chunkStart(D), Dp);
+    zeroPadding(vBuf, kStages, kBK, chunkStart(Dv), Dvp);
     if (qInSmem)
-      zeroPadding(qBuf, 1, kBQ, D, Dp);
+      zeroPadding(qBuf, 1, kBQ, chunkStart(D), Dp);
+    if (D % 8 != 0 || Dv % 8 != 0)
+      gpu::BarrierOp::create(b, loc);
     SmallVector<Value> tokens;
-    if (qInSmem) {
+    if (qInSmem && D % 8 != 0) {
+      // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), element by element.
+      forEachElement(k, tid, kThreads, kBQ * D, [&](KB &x, Value flat) {
+        Value row = x.divu(flat, D), col = x.remu(flat, D);
+        Value qr = x.min(x.add(q0, row), x.idx(plan.Nq - 1));
+        Value v =
+            memref::LoadOp::create(x.b, x.loc, q, ValueRange{bi, hi, qr, col});
+        memref::StoreOp::create(x.b, x.loc, v, qBuf,
+                                ValueRange{x.idx(0), row, col});
+      });
+    } else if (qInSmem) {
       // Q rows q0 .. q0 + BQ - 1 (clamped to Nq - 1), 16-byte pieces.
       int64_t perRow = D / 8;
       forEachItem(
@@ -481,11 +527,11 @@ void MmaSyncEmitter::emit() {
                               curRef.drop_front(2 * R), plan.cfg.lazyRescale);
 
       auto probabilities = [&](int64_t mt, int64_t ks) {
-        return probabilityOperands(
-            e, plan, sl, s, mt, ks, rowMax, scaling, seed,
-            [&](int64_t j, int64_t i) {
-              return coordinates(mt, j, i, /*clamp=*/false);
-            });
+        return probabilityOperands(e, plan, sl, s, mt, ks, rowMax, scaling,
+                                   seed, [&](int64_t j, int64_t i) {
+                                     return coordinates(mt, j, i,
+                                                        /*clamp=*/false);
+                                   });
       };
       // Per k-step ks: P of its 16 keys, then O += P V with V by
       // ldmatrix.trans (rows 16 ks + arow, columns 16n + acol): registers
@@ -540,7 +586,7 @@ public:
   const KernelFamily *getFallback() const override { return &getSimtFamily(); }
   std::string getUnsupportedReason(AttentionOp op,
                                    StringRef chip) const override {
-    return getTensorCoreUnsupportedReason(op);
+    return getTensorCoreUnsupportedReason(op, /*anyHeadDim=*/true);
   }
   LogicalResult resolveOptions(KernelPlan &plan,
                                const AttentionKernelOptions &requested,

@@ -68,3 +68,21 @@ SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
     blockLoop(fullEnd, kbEnd, /*masked=*/true);
   return cur;
 }
+
+void attnfuse::gpu_kernels::forEachElement(KB &k, Value tid, int64_t threads,
+                                           int64_t total,
+                                           function_ref<void(KB &, Value)> fn) {
+  scf::ForOp::create(
+      k.b, k.loc, k.idx(0), k.idx(llvm::divideCeil(total, threads)), k.idx(1),
+      ValueRange{}, [&](OpBuilder &lb, Location ll, Value it, ValueRange) {
+        KB x{lb, ll};
+        Value item = x.add(tid, x.mul(it, x.idx(threads)));
+        scf::IfOp::create(lb, ll, x.ult(item, x.idx(total)),
+                          [&](OpBuilder &nb, Location nl) {
+                            KB y{nb, nl};
+                            fn(y, item);
+                            scf::YieldOp::create(nb, nl);
+                          });
+        scf::YieldOp::create(lb, ll);
+      });
+}

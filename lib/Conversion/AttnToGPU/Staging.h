@@ -26,6 +26,13 @@ void forEachItem(KB &k, Value tid, int64_t threads, int64_t total,
                  function_ref<Value(KB &, int64_t)> fn,
                  SmallVector<Value> *tokens = nullptr);
 
+/// Items 0 .. total - 1 spread over the CTA's `threads` threads, item
+/// tid + it * threads in round it, as a loop of rounds with `fn(x, item)`
+/// under scf.if (item < total): the element-by-element copies of a head
+/// dim that is not a multiple of 8, rolled (forEachItem unrolls).
+void forEachElement(KB &k, Value tid, int64_t threads, int64_t total,
+                    function_ref<void(KB &, Value)> fn);
+
 /// The body of one key block: `masked` asks for the per-element structural
 /// mask and key tail; it ends with scf.yield of the new loop state.
 using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,

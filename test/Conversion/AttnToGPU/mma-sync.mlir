@@ -166,12 +166,12 @@ func.func @f32_falls_back(%q: tensor<1x2x64x64xf32>, %k: tensor<1x2x64x64xf32>, 
 
 // -----
 
-// Head dims that are not multiples of 8 fall back too (16-byte copies).
-// CHECK-LABEL: func.func @odd_dim_falls_back
+// Head dims that are not multiples of 8 stay on the tensor cores (element
+// copies, odd-head-dims.mlir).
+// CHECK-LABEL: func.func @dim_36
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.family = "simt"
-func.func @odd_dim_falls_back(%q: tensor<1x2x64x36xbf16>, %k: tensor<1x2x64x36xbf16>, %v: tensor<1x2x64x36xbf16>) -> (tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>) {
-  // expected-remark @+1 {{mma=mma_sync falls back to simt: head dims must be multiples of 8, at most 256}}
+// CHECK-SAME:    attn.family = "mma_sync"
+func.func @dim_36(%q: tensor<1x2x64x36xbf16>, %k: tensor<1x2x64x36xbf16>, %v: tensor<1x2x64x36xbf16>) -> (tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>) {
   %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x64x36xbf16>, tensor<1x2x64x36xbf16>, tensor<1x2x64x36xbf16>) -> tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>
   return %o, %lse : tensor<1x2x64x36xbf16>, tensor<1x2x64xf32>
 }

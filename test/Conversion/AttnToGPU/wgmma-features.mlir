@@ -51,3 +51,4 @@ func.func @dropout(%q: tensor<4x16x4096x128xbf16>, %k: tensor<4x16x4096x128xbf16
   %o = attn.attention ins(%q, %k, %v : tensor<4x16x4096x128xbf16>, tensor<4x16x4096x128xbf16>, tensor<4x16x4096x128xbf16>) seed(%seed) {dropout_p = 0.1 : f32} -> tensor<4x16x4096x128xbf16>
   return %o : tensor<4x16x4096x128xbf16>
 }
+

@@ -1,9 +1,10 @@
 // The wgmma family's persistent grid. By default (up to d = 128, with 3 or
-// more key blocks and no key tail) 132 CTAs, an H100 SXM's or H200's SMs, each walking the tiles (query block,
-// batch * head) from its block index by the grid size, with the K/V ring
-// position and the tile count carried across tiles; the consumers free Q
-// (the last mbarrier, 256 = two warpgroups' threads) once a tile's S are
-// done, the producer waits for that before it loads the next tile's Q.
+// more key blocks and no key tail) 132 CTAs, an H100 SXM's or H200's SMs,
+// each walking the tiles (query block, batch * head) in rounds of the
+// grid's size (a snake: even rounds in block order, odd ones reversed),
+// with the K/V ring position carried across tiles; the consumers free Q (the
+// last mbarrier, 256 = two warpgroups' threads) once a tile's S are done,
+// the producer waits for that before it loads the next tile's Q.
 // persistent-ctas=-1, and the default otherwise: one CTA per tile and no
 // loop. The grid is x alone: 70000 heads launch.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma -split-input-file | FileCheck %s
@@ -16,16 +17,22 @@
 // CHECK-COUNT-9: nvvm.mbarrier.init %{{.+}}, %c{{128|256}}_i32
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
-// The producer: Q once the last tile's is free, then K/V.
-// CHECK:         %[[FIRST:.+]] = gpu.block_id  x
-// CHECK:         %[[STEP:.+]] = gpu.grid_dim  x
-// CHECK:         scf.for %{{.+}} = %[[FIRST]] to %c2048 step %[[STEP]] iter_args(
-// CHECK:           nvvm.mbarrier.try_wait.parity
-// CHECK:           nvvm.cp.async.mbarrier.arrive
+// The producer: rounds of gridDim.x tiles, this CTA's tile of a round
+// (a snake: CTA c takes the c-th, then the (G - 1 - c)-th), if in range; Q
+// once the last tile's is free, then K/V.
+// CHECK:         %[[CTA:.+]] = gpu.block_id  x
+// CHECK:         %[[G:.+]] = gpu.grid_dim  x
+// CHECK:         %[[ROUNDS:.+]] = arith.divui %{{.+}}, %[[G]]
+// CHECK:         scf.for %[[R:.+]] = %c0{{.*}} to %[[ROUNDS]] step %c1{{.*}} iter_args(
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[CTA]]
+// CHECK:           scf.if %{{.+}} -> (index)
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             nvvm.cp.async.mbarrier.arrive
 // The consumers.
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %c2048 step %{{.+}} iter_args(
-// CHECK:           nvvm.mbarrier.try_wait.parity
-// CHECK:           nvvm.wgmma.mma_async
+// CHECK:         scf.for %{{.+}} = %c0{{.*}} to %{{.+}} step %c1{{.*}} iter_args(
+// CHECK:           scf.if %{{.+}} -> (index)
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             nvvm.wgmma.mma_async
 // ONE-LABEL:     gpu.func @attn_fwd_0(
 // ONE-SAME:        attn.grid = array<i64: 2048, 1, 1>
 // ONE-NOT:       gpu.grid_dim

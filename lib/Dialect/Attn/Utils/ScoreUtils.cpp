@@ -206,8 +206,8 @@ Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOpInterface op,
     Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
     Value shifted = arith::ShRUIOp::create(
         b, loc, k, arith::ConstantIntOp::create(b, loc, b.getI32Type(), i));
-    return arith::TruncIOp::create(
-        b, loc, b.getI1Type(), arith::AndIOp::create(b, loc, shifted, one));
+    return arith::TruncIOp::create(b, loc, b.getI1Type(),
+                                   arith::AndIOp::create(b, loc, shifted, one));
   };
   Value odd = bit(0), high = bit(1);
   Value word = arith::SelectOp::create(

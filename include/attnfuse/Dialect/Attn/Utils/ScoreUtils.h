@@ -96,9 +96,9 @@ llvm::SmallVector<mlir::Value, 4> buildPhilox(mlir::OpBuilder &b,
 /// The dropout generator's counter for element (b, h, q, k) (index
 /// coordinates): (k / 4, q, h, b) as i32. The element's word is output word
 /// k % 4, so one Philox call serves four consecutive keys of a row.
-llvm::SmallVector<mlir::Value, 4>
-buildDropoutCounter(mlir::OpBuilder &b, mlir::Location loc,
-                    mlir::ValueRange bhqk);
+llvm::SmallVector<mlir::Value, 4> buildDropoutCounter(mlir::OpBuilder &b,
+                                                      mlir::Location loc,
+                                                      mlir::ValueRange bhqk);
 
 /// The dropout threshold: an element is kept iff its word >= threshold.
 uint64_t getDropoutThreshold(double p);
