@@ -230,6 +230,17 @@ for c in [c for c in BENCH if c["name"].endswith(("_bias", "_softcap",
 for c in [c for c in BENCH[:12]] + [BENCH[21]]:
     BENCH.append(dict(c, name=c["name"] + "_wgmma_p1", role="variant",
                       opts=WGMMA + " persistent-ctas=-1"))
+# Short sequences and dropout: two consumer warpgroups at d = 64, 64-key
+# blocks at d = 128, 3 stages; dropout with 32 or 96 keys per block.
+for c in (0, 1):
+    for d, name, opts in ((64, "w8", " warps=8"), (128, "bk64", " block-k=64"),
+                          (64, "s3", " stages=3"), (128, "s3", " stages=3")):
+        BENCH.append(bench_cfg(f"bench_d{d}_n1024_c{c}_wgmma_{name}", d, 1024,
+                               c, role="variant", opts=WGMMA + opts))
+for k in (32, 96):
+    BENCH.append(bench_cfg(f"bench_d128_n4096_c0_dropout_wgmma_bk{k}", 128,
+                           4096, 0, dropout=0.1, role="variant",
+                           opts=WGMMA + f" block-k={k}"))
 
 
 def pairwise(axes, seed=0):
