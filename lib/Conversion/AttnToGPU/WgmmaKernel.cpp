@@ -208,6 +208,17 @@ private:
   struct Tile {
     Value q0, kbBegin, kbEnd, round;
   };
+  /// A consumer thread's constants: its warpgroup (0-based), its lane's
+  /// group g and thread t in the quad (t2 = 2t), its warp's first row in
+  /// the tile, and the base descriptors of Q, K and V.
+  struct ConsumerThread {
+    Value wg, g, t, t2, warpRow0, qDesc, kDesc, vDesc;
+  };
+  /// One tile of the consumers: its products, online softmax and epilogue.
+  /// `ring` is the number of K/V blocks the consumers went through before
+  /// it; returns the number after it.
+  Value emitConsumerTile(KB &c, const Tile &tl, Value ring,
+                         const ConsumerThread &th);
   /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
   /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates)
   /// with loop-carried `init`: `body` gets the tile, whose bi, hi and kvh it
@@ -642,36 +653,59 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
 // The consumer warpgroups (`wgAll`: the warpgroup index, 1 ..).
 void WgmmaEmitter::emitConsumers(OpBuilder &ob, Value wgAll,
                                  int64_t registers) {
+  const int64_t consumers = plan.cfg.warps / 4;
+  const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
+  KB top{ob, loc};
+  NVVM::SetMaxRegisterOp::create(ob, loc, registers,
+                                 NVVM::SetMaxRegisterAction::increase);
+  ConsumerThread th;
+  th.wg = top.sub(wgAll, top.idx(1));
+  Value warp = top.remu(top.divu(tid, 32), 4);
+  Value lane = top.remu(tid, 32);
+  th.g = top.divu(lane, 4);
+  th.t = top.remu(lane, 4);
+  th.t2 = top.mul(th.t, top.idx(2));
+  th.warpRow0 =
+      top.add(top.mul(th.wg, top.idx(64)), top.mul(warp, top.idx(16)));
+  // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
+  th.qDesc = descriptor(
+      top, top.add(bufAddress, top.mul(th.wg, top.idx(64 * qt.panel))),
+      qt.descriptorBits(/*nMajor=*/false));
+  th.kDesc = descriptor(top, top.add(bufAddress, top.idx(layout.kOffset())),
+                        kt.descriptorBits(/*nMajor=*/false));
+  th.vDesc = descriptor(top, top.add(bufAddress, top.idx(layout.vOffset())),
+                        vt.descriptorBits(/*nMajor=*/true));
+  // The last warpgroup lets the first one take the first turn (ping-pong,
+  // emitConsumerTile).
+  ifThen(top, isEqual(top, th.wg, consumers - 1), [&](KB &x) {
+    NVVM::BarrierArriveOp::create(x.b, x.loc, i32Constant(x, 1),
+                                  i32Constant(x, 256));
+  });
+  // Carried across tiles: the K/V blocks consumed so far (the next block's
+  // place in the ring).
+  forEachTile(top, ValueRange{top.idx(0)},
+              [&](KB &c, const Tile &tl, ValueRange iter) {
+                return SmallVector<Value>{emitConsumerTile(c, tl, iter[0], th)};
+              });
+}
+
+Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
+                                     const ConsumerThread &th) {
   int64_t Dp = paddedHeadDim(plan.D), Dvp = paddedHeadDim(plan.Dv);
   const int64_t consumers = plan.cfg.warps / 4, kBQ = 64 * consumers;
   const FragmentLayout sl{1, kBK / 8}, ol{1, Dvp / 8};
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
-  KB top{ob, loc};
-  NVVM::SetMaxRegisterOp::create(ob, loc, registers,
-                                 NVVM::SetMaxRegisterAction::increase);
-  Value wg = top.sub(wgAll, top.idx(1)), warp = top.remu(top.divu(tid, 32), 4);
-  Value lane = top.remu(tid, 32);
-  Value g = top.divu(lane, 4), t = top.remu(lane, 4);
-  Value t2 = top.mul(t, top.idx(2));
-  Value warpRow0 =
-      top.add(top.mul(wg, top.idx(64)), top.mul(warp, top.idx(16)));
-  // Descriptors: Q of the warpgroup's 64 rows; K and V of stage 0.
-  Value qDesc =
-      descriptor(top, top.add(bufAddress, top.mul(wg, top.idx(64 * qt.panel))),
-                 qt.descriptorBits(/*nMajor=*/false));
-  Value kDesc = descriptor(top, top.add(bufAddress, top.idx(layout.kOffset())),
-                           kt.descriptorBits(/*nMajor=*/false));
-  Value vDesc = descriptor(top, top.add(bufAddress, top.idx(layout.vOffset())),
-                           vt.descriptorBits(/*nMajor=*/true));
+  Value wg = th.wg, g = th.g, t = th.t, t2 = th.t2, warpRow0 = th.warpRow0;
+  Value qDesc = th.qDesc, kDesc = th.kDesc, vDesc = th.vDesc;
 
   // Ping-pong between the consumer warpgroups (named barriers 1 ..
   // consumers): a warpgroup issues its products only after the previous one
   // (cyclically) issued its own, so that one's softmax runs while the
   // other's products do. Barrier 1 + w counts warpgroup w's 128 threads
   // (bar.sync) and its predecessor's (bar.arrive); the last warpgroup lets
-  // the first one start.
+  // the first one start (emitConsumers).
   auto i32v = [&](KB &e, Value v) -> Value {
     return arith::IndexCastUIOp::create(e.b, e.loc, i32, v);
   };
@@ -685,237 +719,217 @@ void WgmmaEmitter::emitConsumers(OpBuilder &ob, Value wgAll,
     NVVM::BarrierArriveOp::create(e.b, e.loc, i32v(e, next),
                                   i32Constant(e, 256));
   };
-  ifThen(top, isEqual(top, wg, consumers - 1), [&](KB &x) {
-    NVVM::BarrierArriveOp::create(x.b, x.loc, i32Constant(x, 1),
-                                  i32Constant(x, 256));
-  });
+  // The thread's rows (g and g + 8 of its warp's m16 tile of its
+  // warpgroup's 64 rows), Q once it landed, then the key blocks.
+  OpBuilder &cb = c.b;
+  Value q0 = tl.q0, kbBegin = tl.kbBegin, kbEnd = tl.kbEnd;
+  Value kbBase = c.sub(kbBegin, ring);
+  SmallVector<Value> rows, rowsC;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = c.add(c.add(q0, warpRow0), c.add(g, c.idx(8 * r)));
+    rows.push_back(row);
+    rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
+  }
+  waitBarrier(c, c.idx(0), c.remu(tl.round, 2));
+  proxyFence(c);
 
-  // Per tile: the thread's rows (g and g + 8 of its warp's m16 tile of its
-  // warpgroup's 64 rows), Q once it landed, then the key blocks. Carried:
-  // the K/V blocks consumed so far (the next block's place in the ring).
-  forEachTile(
-      top, ValueRange{top.idx(0)},
-      [&](KB &c, const Tile &tl, ValueRange iter) -> SmallVector<Value> {
-        OpBuilder &cb = c.b;
-        Value q0 = tl.q0, kbBegin = tl.kbBegin, kbEnd = tl.kbEnd;
-        Value kbBase = c.sub(kbBegin, iter[0]);
-        SmallVector<Value> rows, rowsC;
-        for (int64_t r = 0; r < 2; ++r) {
-          Value row = c.add(c.add(q0, warpRow0), c.add(g, c.idx(8 * r)));
-          rows.push_back(row);
-          rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
-        }
-        waitBarrier(c, c.idx(0), c.remu(tl.round, 2));
-        proxyFence(c);
+  const ScoreScaling scaling(plan.op);
+  const int64_t kP = kBK / 16;
+  // Block kb's place in the ring.
+  auto stageOf = [&](KB &e, Value kb) {
+    return e.remu(e.sub(kb, kbBase), kStages);
+  };
+  auto parityOf = [&](KB &e, Value kb) {
+    return e.remu(e.divu(e.sub(kb, kbBase), kStages), 2);
+  };
+  // Issues S = Q K^T of block kb once its K landed (not waited for).
+  auto issueScores = [&](KB &e, Value kb) -> Value {
+    Value stage = stageOf(e, kb);
+    Value kStageDesc = advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
+    Value acc = LLVM::UndefOp::create(e.b, e.loc, f32Struct(ctx, kBK / 2));
+    for (int64_t ks = 0; ks < Dp / 16; ++ks)
+      acc = wgmmaShared(
+          e, acc, advance(e, qDesc, e.idx(qt.kStepOffset(ks, false))),
+          advance(e, kStageDesc, e.idx(kt.kStepOffset(ks, false))), kBK,
+          /*first=*/ks == 0);
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    return acc;
+  };
+  auto waitKeys = [&](KB &e, Value kb) {
+    waitBarrier(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
+    proxyFence(e);
+  };
+  // Issues O += P V of block kb once its V landed (not waited for).
+  auto issueValues = [&](KB &e, Value kb, ArrayRef<Value> pRegs,
+                         ArrayRef<Value> o) {
+    Value stage = stageOf(e, kb);
+    waitBarrier(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
+    proxyFence(e);
+    Value vStageDesc = advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
+    SmallVector<Value> acc(o);
+    for (int64_t ks = 0; ks < kP; ++ks)
+      acc = wgmmaRegisterA(
+          e, acc, pRegs.slice(4 * ks, 4),
+          advance(e, vStageDesc, e.idx(vt.kStepOffset(ks, true))));
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    return acc;
+  };
+  // Frees block kb's K (first = 1 + 2S) or V (1 + 3S) stage.
+  auto release = [&](KB &e, int64_t first, Value kb) {
+    NVVM::MBarrierArriveOp::create(
+        e.b, e.loc, Type(), barrier(e, e.add(e.idx(first), stageOf(e, kb))),
+        Value());
+  };
+  // Element (n, i) of block kb's S: row rows[i / 2], key kb BK + 8n + 2t
+  // + i % 2; keys past a tail are clamped where they address bias/keep,
+  // not where they only count (dropout).
+  auto coordinates = [&](KB &e, Value kb, int64_t j, int64_t i, bool clamp) {
+    Value kg = e.add(e.add(e.mul(kb, e.idx(kBK)), e.idx(8 * j + i % 2)), t2);
+    if (tail && clamp)
+      kg = e.min(kg, e.idx(plan.Nk - 1));
+    return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
+  };
+  // Block kb's bias and keep values, loaded while its scores are
+  // computed.
+  auto loadOperands = [&](KB &e, Value kb) {
+    return loadElementOperands(e, plan, sl, bias, keep,
+                               [&](int64_t, int64_t j, int64_t i) {
+                                 return coordinates(e, kb, j, i, true);
+                               });
+  };
+  // The online softmax of block kb's scores `s` (waited for): the row
+  // maxima and the P operands of its k-steps (P V's A fragments).
+  auto softmax = [&](KB &e, Value kb, bool masked, SmallVector<Value> &s,
+                     const ElementOperands &operands, ArrayRef<Value> m,
+                     ArrayRef<Value> l, SmallVector<Value> &pRegs) {
+    scoreFragments(
+        e, plan, scaling, sl, s, operands, getCaptures(),
+        [&](int64_t, int64_t j, int64_t i) {
+          return coordinates(e, kb, j, i, true);
+        },
+        masked, e.mul(kb, e.idx(kBK)), t2, rows[0]);
+    RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
+    for (int64_t ks = 0; ks < kP; ++ks)
+      pRegs.append(probabilityOperands(e, plan, sl, s, 0, ks, rowMax, scaling,
+                                       seed, [&](int64_t j, int64_t i) {
+                                         return coordinates(e, kb, j, i, false);
+                                       }));
+    return rowMax;
+  };
 
-        const ScoreScaling scaling(plan.op);
-        const int64_t kP = kBK / 16;
-        // Block kb's place in the ring.
-        auto stageOf = [&](KB &e, Value kb) {
-          return e.remu(e.sub(kb, kbBase), kStages);
-        };
-        auto parityOf = [&](KB &e, Value kb) {
-          return e.remu(e.divu(e.sub(kb, kbBase), kStages), 2);
-        };
-        // Issues S = Q K^T of block kb once its K landed (not waited for).
-        auto issueScores = [&](KB &e, Value kb) -> Value {
-          Value stage = stageOf(e, kb);
-          Value kStageDesc =
-              advance(e, kDesc, e.mul(stage, e.idx(layout.kStage())));
-          Value acc =
-              LLVM::UndefOp::create(e.b, e.loc, f32Struct(ctx, kBK / 2));
-          for (int64_t ks = 0; ks < Dp / 16; ++ks)
-            acc = wgmmaShared(
-                e, acc, advance(e, qDesc, e.idx(qt.kStepOffset(ks, false))),
-                advance(e, kStageDesc, e.idx(kt.kStepOffset(ks, false))), kBK,
-                /*first=*/ks == 0);
-          NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
-          return acc;
-        };
-        auto waitKeys = [&](KB &e, Value kb) {
-          waitBarrier(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
-          proxyFence(e);
-        };
-        // Issues O += P V of block kb once its V landed (not waited for).
-        auto issueValues = [&](KB &e, Value kb, ArrayRef<Value> pRegs,
-                               ArrayRef<Value> o) {
-          Value stage = stageOf(e, kb);
-          waitBarrier(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
-          proxyFence(e);
-          Value vStageDesc =
-              advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
-          SmallVector<Value> acc(o);
-          for (int64_t ks = 0; ks < kP; ++ks)
-            acc = wgmmaRegisterA(
-                e, acc, pRegs.slice(4 * ks, 4),
-                advance(e, vStageDesc, e.idx(vt.kStepOffset(ks, true))));
-          NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
-          return acc;
-        };
-        // Frees block kb's K (first = 1 + 2S) or V (1 + 3S) stage.
-        auto release = [&](KB &e, int64_t first, Value kb) {
-          NVVM::MBarrierArriveOp::create(
-              e.b, e.loc, Type(),
-              barrier(e, e.add(e.idx(first), stageOf(e, kb))), Value());
-        };
-        // Element (n, i) of block kb's S: row rows[i / 2], key kb BK + 8n + 2t
-        // + i % 2; keys past a tail are clamped where they address bias/keep,
-        // not where they only count (dropout).
-        auto coordinates = [&](KB &e, Value kb, int64_t j, int64_t i,
-                               bool clamp) {
-          Value kg =
-              e.add(e.add(e.mul(kb, e.idx(kBK)), e.idx(8 * j + i % 2)), t2);
-          if (tail && clamp)
-            kg = e.min(kg, e.idx(plan.Nk - 1));
-          return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
-        };
-        // Block kb's bias and keep values, loaded while its scores are
-        // computed.
-        auto loadOperands = [&](KB &e, Value kb) {
-          return loadElementOperands(e, plan, sl, bias, keep,
-                                     [&](int64_t, int64_t j, int64_t i) {
-                                       return coordinates(e, kb, j, i, true);
-                                     });
-        };
-        // The online softmax of block kb's scores `s` (waited for): the row
-        // maxima and the P operands of its k-steps (P V's A fragments).
-        auto softmax = [&](KB &e, Value kb, bool masked, SmallVector<Value> &s,
-                           const ElementOperands &operands, ArrayRef<Value> m,
-                           ArrayRef<Value> l, SmallVector<Value> &pRegs) {
-          scoreFragments(
-              e, plan, scaling, sl, s, operands, getCaptures(),
-              [&](int64_t, int64_t j, int64_t i) {
-                return coordinates(e, kb, j, i, true);
-              },
-              masked, e.mul(kb, e.idx(kBK)), t2, rows[0]);
-          RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
-          for (int64_t ks = 0; ks < kP; ++ks)
-            pRegs.append(
-                probabilityOperands(e, plan, sl, s, 0, ks, rowMax, scaling,
-                                    seed, [&](int64_t j, int64_t i) {
-                                      return coordinates(e, kb, j, i, false);
-                                    }));
-          return rowMax;
-        };
-
-        // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators,
-        // then the P operands of the previous block (4 per k-step). The
-        // products of one step are S of block kb and O += P V of block kb - 1,
-        // issued together (FlashAttention-3's overlap within the warpgroup):
-        // the softmax of block kb runs while P V of kb - 1 does. The first
-        // block (its S alone) is peeled off, and so is the last P V.
-        SmallVector<Value> zeros;
-        for (int64_t i = 0; i < 2 + ol.size(); ++i)
-          zeros.push_back(c.f32(0.0));
-        Type pType =
-            toOperand(
-                c, elt,
+  // Loop state: m (2 rows), l (2 rows, thread-partial), O accumulators,
+  // then the P operands of the previous block (4 per k-step). The
+  // products of one step are S of block kb and O += P V of block kb - 1,
+  // issued together (FlashAttention-3's overlap within the warpgroup):
+  // the softmax of block kb runs while P V of kb - 1 does. The first
+  // block (its S alone) is peeled off, and so is the last P V.
+  SmallVector<Value> zeros;
+  for (int64_t i = 0; i < 2 + ol.size(); ++i)
+    zeros.push_back(c.f32(0.0));
+  Type pType =
+      toOperand(c, elt,
                 vector::BroadcastOp::create(
                     cb, loc, VectorType::get({2}, elt),
                     arith::ConstantOp::create(cb, loc, cb.getZeroAttr(elt))))
-                .getType();
-        SmallVector<Type> stateTypes(4 + ol.size(), cb.getF32Type());
-        stateTypes.append(4 * kP, pType);
-        Value any = hasBlocks(c, tl);
-        auto first = scf::IfOp::create(cb, loc, stateTypes, any,
-                                       /*withElseRegion=*/true);
-        {
-          OpBuilder fb = first.getThenBodyBuilder();
-          KB e{fb, loc};
-          waitKeys(e, kbBegin);
-          turn(e);
-          NVVM::WgmmaFenceAlignedOp::create(fb, loc);
-          Value acc = issueScores(e, kbBegin);
-          passTurn(e);
-          ElementOperands operands = loadOperands(e, kbBegin);
-          SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
-          release(e, 1 + 2 * kStages, kbBegin);
-          SmallVector<Value> m{e.f32(kNegInf), e.f32(kNegInf)};
-          SmallVector<Value> l{e.f32(0.0), e.f32(0.0)}, pRegs;
-          RowMaxima rowMax =
-              softmax(e, kbBegin, /*masked=*/true, s, operands, m, l, pRegs);
-          SmallVector<Value> result = rowMax.mNew;
-          result.append(rowMax.lsum);
-          result.append(zeros.begin() + 2, zeros.end());
-          result.append(pRegs);
-          scf::YieldOp::create(fb, loc, result);
-          // No block: nothing is read (the state only feeds the epilogue's
-          // empty rows).
-          OpBuilder eb = first.getElseBodyBuilder();
-          KB x{eb, loc};
-          SmallVector<Value> none{x.f32(kNegInf), x.f32(kNegInf)};
-          none.append(zeros);
-          Value zeroP = toOperand(
-              x, elt,
-              vector::BroadcastOp::create(
-                  eb, loc, VectorType::get({2}, elt),
-                  arith::ConstantOp::create(eb, loc, eb.getZeroAttr(elt))));
-          none.append(4 * kP, zeroP);
-          scf::YieldOp::create(eb, loc, none);
-        }
+          .getType();
+  SmallVector<Type> stateTypes(4 + ol.size(), cb.getF32Type());
+  stateTypes.append(4 * kP, pType);
+  Value any = hasBlocks(c, tl);
+  auto first = scf::IfOp::create(cb, loc, stateTypes, any,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder fb = first.getThenBodyBuilder();
+    KB e{fb, loc};
+    waitKeys(e, kbBegin);
+    turn(e);
+    NVVM::WgmmaFenceAlignedOp::create(fb, loc);
+    Value acc = issueScores(e, kbBegin);
+    passTurn(e);
+    ElementOperands operands = loadOperands(e, kbBegin);
+    SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
+    release(e, 1 + 2 * kStages, kbBegin);
+    SmallVector<Value> m{e.f32(kNegInf), e.f32(kNegInf)};
+    SmallVector<Value> l{e.f32(0.0), e.f32(0.0)}, pRegs;
+    RowMaxima rowMax =
+        softmax(e, kbBegin, /*masked=*/true, s, operands, m, l, pRegs);
+    SmallVector<Value> result = rowMax.mNew;
+    result.append(rowMax.lsum);
+    result.append(zeros.begin() + 2, zeros.end());
+    result.append(pRegs);
+    scf::YieldOp::create(fb, loc, result);
+    // No block: nothing is read (the state only feeds the epilogue's
+    // empty rows).
+    OpBuilder eb = first.getElseBodyBuilder();
+    KB x{eb, loc};
+    SmallVector<Value> none{x.f32(kNegInf), x.f32(kNegInf)};
+    none.append(zeros);
+    Value zeroP =
+        toOperand(x, elt,
+                  vector::BroadcastOp::create(
+                      eb, loc, VectorType::get({2}, elt),
+                      arith::ConstantOp::create(eb, loc, eb.getZeroAttr(elt))));
+    none.append(4 * kP, zeroP);
+    scf::YieldOp::create(eb, loc, none);
+  }
 
-        auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
-                             ValueRange iter) {
-          KB e{lb, ll};
-          SmallVector<Value> cur(iter.begin(), iter.end());
-          ArrayRef<Value> curRef(cur);
-          Value prev = e.sub(kb, e.idx(1));
-          waitKeys(e, kb);
-          turn(e);
-          NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
-          Value acc = issueScores(e, kb);
-          SmallVector<Value> o =
-              issueValues(e, prev, curRef.drop_front(4 + ol.size()),
-                          curRef.slice(4, ol.size()));
-          passTurn(e);
-          ElementOperands operands = loadOperands(e, kb);
-          SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2), 1);
-          release(e, 1 + 2 * kStages, kb);
-          SmallVector<Value> pRegs;
-          RowMaxima rowMax =
-              softmax(e, kb, masked, s, operands, curRef.take_front(2),
-                      curRef.slice(2, 2), pRegs);
-          o = waitGroup(e, o);
-          release(e, 1 + 3 * kStages, prev);
-          o = rescaleAccumulators(e, ol, rowMax, curRef.take_front(2), o,
-                                  plan.cfg.lazyRescale);
-          SmallVector<Value> next = rowMax.mNew;
-          next.append(rowMax.lsum);
-          next.append(o);
-          next.append(pRegs);
-          scf::YieldOp::create(lb, ll, next);
-        };
-        SmallVector<Value> loopState =
-            runKeyBlocks(c, plan, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)), kbEnd,
-                         first.getResults(), blockBody);
-        // Every S of the tile was waited for: the producer may load the next Q.
-        NVVM::MBarrierArriveOp::create(
-            cb, loc, Type(), barrier(c, c.idx(1 + 4 * kStages)), Value());
-        // The last block's P V.
-        auto last = scf::IfOp::create(
-            cb, loc, TypeRange(ArrayRef<Type>(stateTypes).slice(4, ol.size())),
-            any,
-            /*withElseRegion=*/true);
-        {
-          ArrayRef<Value> st(loopState);
-          OpBuilder lb = last.getThenBodyBuilder();
-          KB e{lb, loc};
-          NVVM::WgmmaFenceAlignedOp::create(lb, loc);
-          Value lastBlock = e.sub(kbEnd, e.idx(1));
-          SmallVector<Value> acc = waitGroup(
-              e, issueValues(e, lastBlock, st.drop_front(4 + ol.size()),
-                             st.slice(4, ol.size())));
-          // The ring runs on into the next tile: its V stage is free again.
-          release(e, 1 + 3 * kStages, lastBlock);
-          scf::YieldOp::create(lb, loc, acc);
-          OpBuilder eb = last.getElseBodyBuilder();
-          scf::YieldOp::create(eb, loc, st.slice(4, ol.size()));
-        }
-        SmallVector<Value> state(loopState.begin(), loopState.begin() + 4);
-        state.append(last.getResults().begin(), last.getResults().end());
-        storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
-        return {ringAfter(c, tl, kbBase)};
-      });
+  auto blockBody = [&](bool masked, OpBuilder &lb, Location ll, Value kb,
+                       ValueRange iter) {
+    KB e{lb, ll};
+    SmallVector<Value> cur(iter.begin(), iter.end());
+    ArrayRef<Value> curRef(cur);
+    Value prev = e.sub(kb, e.idx(1));
+    waitKeys(e, kb);
+    turn(e);
+    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+    Value acc = issueScores(e, kb);
+    SmallVector<Value> o = issueValues(
+        e, prev, curRef.drop_front(4 + ol.size()), curRef.slice(4, ol.size()));
+    passTurn(e);
+    ElementOperands operands = loadOperands(e, kb);
+    SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2), 1);
+    release(e, 1 + 2 * kStages, kb);
+    SmallVector<Value> pRegs;
+    RowMaxima rowMax = softmax(e, kb, masked, s, operands, curRef.take_front(2),
+                               curRef.slice(2, 2), pRegs);
+    o = waitGroup(e, o);
+    release(e, 1 + 3 * kStages, prev);
+    o = rescaleAccumulators(e, ol, rowMax, curRef.take_front(2), o,
+                            plan.cfg.lazyRescale);
+    SmallVector<Value> next = rowMax.mNew;
+    next.append(rowMax.lsum);
+    next.append(o);
+    next.append(pRegs);
+    scf::YieldOp::create(lb, ll, next);
+  };
+  SmallVector<Value> loopState =
+      runKeyBlocks(c, plan, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)), kbEnd,
+                   first.getResults(), blockBody);
+  // Every S of the tile was waited for: the producer may load the next Q.
+  NVVM::MBarrierArriveOp::create(cb, loc, Type(),
+                                 barrier(c, c.idx(1 + 4 * kStages)), Value());
+  // The last block's P V.
+  auto last = scf::IfOp::create(
+      cb, loc, TypeRange(ArrayRef<Type>(stateTypes).slice(4, ol.size())), any,
+      /*withElseRegion=*/true);
+  {
+    ArrayRef<Value> st(loopState);
+    OpBuilder lb = last.getThenBodyBuilder();
+    KB e{lb, loc};
+    NVVM::WgmmaFenceAlignedOp::create(lb, loc);
+    Value lastBlock = e.sub(kbEnd, e.idx(1));
+    SmallVector<Value> acc =
+        waitGroup(e, issueValues(e, lastBlock, st.drop_front(4 + ol.size()),
+                                 st.slice(4, ol.size())));
+    // The ring runs on into the next tile: its V stage is free again.
+    release(e, 1 + 3 * kStages, lastBlock);
+    scf::YieldOp::create(lb, loc, acc);
+    OpBuilder eb = last.getElseBodyBuilder();
+    scf::YieldOp::create(eb, loc, st.slice(4, ol.size()));
+  }
+  SmallVector<Value> state(loopState.begin(), loopState.begin() + 4);
+  state.append(last.getResults().begin(), last.getResults().end());
+  storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+  return ringAfter(c, tl, kbBase);
 }
 
 void WgmmaEmitter::emit() {
