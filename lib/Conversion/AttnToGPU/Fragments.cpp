@@ -16,17 +16,13 @@ using namespace mlir;
 using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
-std::string
-attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(AttentionOp op,
-                                                      bool anyHeadDim) {
+std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
+    AttentionOp op) {
   Type elt = op.getQueryType().getElementType();
   if (!elt.isBF16() && !elt.isF16())
     return "element type is not bf16/f16";
-  int64_t d = op.getHeadDimQK(), dv = op.getHeadDimV();
-  if (d > 256 || dv > 256)
+  if (op.getHeadDimQK() > 256 || op.getHeadDimV() > 256)
     return "head dims must be at most 256";
-  if (!anyHeadDim && (d % 8 != 0 || dv % 8 != 0))
-    return "head dims must be multiples of 8";
   return "";
 }
 

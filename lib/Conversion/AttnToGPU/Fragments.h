@@ -37,11 +37,10 @@ struct FragmentLayout {
 inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 
 /// Why a tensor-core family cannot compute `op` (empty when it can): bf16
-/// or f16, head dims up to 256 (the widest n of an instruction), multiples
-/// of 8 (16-byte copies of a row) unless the family copies any head dim
-/// (`anyHeadDim`).
-std::string getTensorCoreUnsupportedReason(AttentionOp op,
-                                           bool anyHeadDim = false);
+/// or f16, head dims up to 256 (the widest n of an instruction); any head
+/// dim below (those that are not multiples of 8 are copied element by
+/// element).
+std::string getTensorCoreUnsupportedReason(AttentionOp op);
 
 /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
 /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
@@ -138,10 +137,10 @@ SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
 /// 2 ks + 1) of m-tile mt of the score fragments `s` (overwritten), each
 /// row's 4 values summed as a tree into rows.lsum, times the dropout factor
 /// (keep(b, h, q, k) ? 1 / (1 - p) : 0 at the coordinates `bhqk(n, i)`
-/// gives, keys not clamped past a tail: one Philox call serves the four keys
-/// of a lane pair, see attn::buildDropoutCounter), packed to `elt` pairs: the A
-/// fragment of P V, reg0 = (c0, c1) of n-tile 2ks, reg1 = (c2, c3) of 2ks, reg2
-/// = (c0, c1) of 2ks + 1, reg3 = (c2, c3) of 2ks + 1.
+/// gives, keys not clamped past a tail: one Philox call serves the four
+/// keys of a lane pair, see attn::buildDropoutCounter), packed to `elt`
+/// pairs: the A fragment of P V, reg0 = (c0, c1) of n-tile 2ks, reg1 =
+/// (c2, c3) of 2ks, reg2 = (c0, c1) of 2ks + 1, reg3 = (c2, c3) of 2ks + 1.
 SmallVector<Value>
 probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
                     MutableArrayRef<Value> s, int64_t mt, int64_t ks,

@@ -586,7 +586,7 @@ public:
   const KernelFamily *getFallback() const override { return &getSimtFamily(); }
   std::string getUnsupportedReason(AttentionOp op,
                                    StringRef chip) const override {
-    return getTensorCoreUnsupportedReason(op, /*anyHeadDim=*/true);
+    return getTensorCoreUnsupportedReason(op);
   }
   LogicalResult resolveOptions(KernelPlan &plan,
                                const AttentionKernelOptions &requested,

@@ -39,9 +39,10 @@ SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
   Value fullBegin = kbBegin, fullEnd = kbEnd;
   if (plan.leftBounded)
     fullBegin = k.min(
-        kbEnd, k.max(kbBegin, k.floorDiv(k.add(q0, k.idx(blockQ - 1 + w.offset -
-                                                         w.left + blockK - 1)),
-                                         blockK)));
+        kbEnd,
+        k.max(kbBegin, k.floorDiv(k.add(q0, k.idx(blockQ - 1 + w.offset -
+                                                  w.left + blockK - 1)),
+                                  blockK)));
   if (plan.rightBounded)
     fullEnd = k.min(
         fullEnd,

@@ -1,5 +1,4 @@
-//===- Staging.h - CTA-level staging of the tensor-core families -*- C++
-//-*-===//
+//===- Staging.h - CTA-level staging of the tensor-core families -*- C++ -*-===//
 //
 // What the tensor-core families share above the fragments (Fragments.h):
 // spreading copies over the CTA's threads, and walking the key blocks of a

@@ -1015,7 +1015,7 @@ public:
                                    StringRef chip) const override {
     if (!isWgmmaChip(chip))
       return ("wgmma needs sm_90a, the target is " + chip).str();
-    return getTensorCoreUnsupportedReason(op, /*anyHeadDim=*/true);
+    return getTensorCoreUnsupportedReason(op);
   }
   LogicalResult resolveOptions(KernelPlan &plan,
                                const AttentionKernelOptions &requested,
