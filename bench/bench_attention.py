@@ -18,7 +18,10 @@ output is checked against an fp32 reference on the first (b, h) slice with
 FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
 where naive is not run, + 1e-3) before timing; with dropout the peers'
 own random masks differ from attnfuse's, so they are timed unchecked.
-TFLOP/s of a sliding window count its visible pairs.
+TFLOP/s of a sliding window count its visible pairs. The tensor maps of a
+kernel that loads by TMA are encoded and copied to the device on its first
+launch on a configuration's tensors (cuda_launch caches them by address):
+the timed launches do neither.
 
 usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
                           [--attnfuse-only] [--no-variants] [--only SUBSTR]

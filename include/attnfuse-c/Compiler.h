@@ -214,6 +214,16 @@ attnfuseCompilationGetKernel(AttnfuseCompilation compilation, intptr_t pos);
 /// the pipeline passes memrefs bare; "i64", "f32", ... for scalars).
 MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelArgumentType(
     AttnfuseCompilation compilation, intptr_t kernel, intptr_t argument);
+/// The kernel's arguments that are TMA tensor maps, as a JSON array ("[]"
+/// for none) of objects {argument, source, dtype, dims, box, swizzle,
+/// l2_promotion}: argument `argument` is a pointer to a 128-byte CUtensorMap
+/// in device memory that the launcher encodes (cuTensorMapEncodeTiled) for
+/// the buffer passed as argument `source`, of `dtype` elements and shape
+/// `dims`, in boxes of `box` elements (outermost first), with `swizzle` and
+/// `l2_promotion` bytes and zeros out of bounds. Empty for an out-of-range
+/// kernel.
+MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelTensorMaps(
+    AttnfuseCompilation compilation, intptr_t kernel);
 
 MLIR_CAPI_EXPORTED AttnfuseRun attnfuseCompilationRun(
     AttnfuseCompilation compilation, intptr_t numArgs,

@@ -74,6 +74,8 @@ struct Compilation {
   bool succeeded = false;
   std::string ir;
   std::vector<attnfuse::GPUKernel> kernels;
+  /// Per kernel, its tensor maps as JSON (attnfuse::tensorMapsToJSON).
+  std::vector<std::string> tensorMapsJSON;
   std::vector<StoredDiagnostic> diagnostics;
   std::vector<ValueType> inputs, results;
   std::string entry;
@@ -300,12 +302,21 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
 
   PassManager pm(&ctx, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
+  // The kernels' tensor maps, read between the two halves of the CUDA
+  // pipeline (the binaries keep no attributes).
+  attnfuse::TensorMapTable tensorMaps;
   if (options.pipeline.empty() && options.target == AttnfuseTargetCUDA) {
     attnfuse::GPUPipelineOptions pipelineOptions;
     if (!options.chip.empty())
       pipelineOptions.chip = options.chip;
     pipelineOptions.format = "bin";
-    attnfuse::buildAttnLowerToNVVMPipeline(pm, pipelineOptions);
+    PassManager kernelsPM(&ctx, ModuleOp::getOperationName(),
+                          OpPassManager::Nesting::Implicit);
+    attnfuse::buildAttnGPUKernelsPipeline(kernelsPM, pipelineOptions);
+    if (failed(kernelsPM.run(*module)))
+      return;
+    tensorMaps = attnfuse::collectTensorMaps(*module);
+    attnfuse::buildAttnGPUBinaryPipeline(pm, pipelineOptions);
   } else if (options.pipeline.empty()) {
     attnfuse::CPUPipelineOptions pipelineOptions;
     pipelineOptions.naive = options.naive;
@@ -336,7 +347,9 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     return;
 
   llvm::raw_string_ostream(c.ir) << *module;
-  c.kernels = attnfuse::collectGPUKernels(*module);
+  c.kernels = attnfuse::collectGPUKernels(*module, tensorMaps);
+  for (const attnfuse::GPUKernel &kernel : c.kernels)
+    c.tensorMapsJSON.push_back(attnfuse::tensorMapsToJSON(kernel.tensorMaps));
 
   if (!options.entry.empty()) {
     llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
@@ -585,6 +598,14 @@ AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
   result.dynamicSharedMemoryBytes = k.dynamicSharedMemoryBytes;
   result.numArguments = k.argumentTypes.size();
   return result;
+}
+MlirStringRef
+attnfuseCompilationGetKernelTensorMaps(AttnfuseCompilation compilation,
+                                       intptr_t kernel) {
+  const auto &maps = unwrap(compilation)->tensorMapsJSON;
+  if (!inRange(kernel, maps.size()))
+    return {nullptr, 0};
+  return toRef(maps[kernel]);
 }
 MlirStringRef
 attnfuseCompilationGetKernelArgumentType(AttnfuseCompilation compilation,

@@ -2,6 +2,7 @@
 #include "attnfuse/ExecutionEngine/CudaDriver.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <dlfcn.h>
 #include <mutex>
@@ -37,6 +38,10 @@ struct CudaDriver::Api {
                              unsigned, unsigned, unsigned, unsigned, void *,
                              void **, void **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                     const uint64_t *, const uint64_t *,
+                                     const unsigned *, const unsigned *, int,
+                                     int, int, int);
 };
 
 llvm::Expected<CudaDriver *> CudaDriver::get() {
@@ -71,6 +76,7 @@ llvm::Expected<CudaDriver *> CudaDriver::get() {
     bind(api.cuFuncSetAttribute, "cuFuncSetAttribute");
     bind(api.cuLaunchKernel, "cuLaunchKernel");
     bind(api.cuGetErrorString, "cuGetErrorString");
+    bind(api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     if (!failure.empty())
       return;
     driver.api = &api;
@@ -148,6 +154,45 @@ CudaDriver::loadFunction(llvm::StringRef cubin, llvm::StringRef name,
             "cuFuncSetAttribute"))
       return std::move(e);
   return function;
+}
+
+llvm::Expected<CudaDriver::TensorMap>
+CudaDriver::encodeTensorMap(const TensorMapArgument &map, uint64_t source) {
+  // CUtensorMapDataType, and the element's bytes.
+  int type;
+  uint64_t bytes;
+  if (map.elementType == "bf16")
+    type = 9, bytes = 2;
+  else if (map.elementType == "f16")
+    type = 6, bytes = 2;
+  else if (map.elementType == "f32")
+    type = 7, bytes = 4;
+  else
+    return llvm::createStringError("a tensor map of " + map.elementType +
+                                   " elements");
+  // Innermost dimension first; the strides (bytes) of the contiguous
+  // source's outer dimensions.
+  unsigned rank = map.dims.size();
+  std::vector<uint64_t> dims(map.dims.rbegin(), map.dims.rend()), strides;
+  std::vector<unsigned> box(map.box.rbegin(), map.box.rend()),
+      elementStrides(rank, 1);
+  uint64_t stride = bytes;
+  for (unsigned i = 1; i < rank; ++i)
+    strides.push_back(stride *= dims[i - 1]);
+  // The enums count 0, 32, 64, 128 (0, 64, 128, 256) bytes as 0 .. 3.
+  auto code = [](int64_t bytes, int64_t unit) {
+    return bytes ? static_cast<int>(llvm::Log2_64(bytes / unit)) + 1 : 0;
+  };
+  TensorMap result;
+  if (llvm::Error e = check(
+          api->cuTensorMapEncodeTiled(
+              &result, type, rank, reinterpret_cast<void *>(source),
+              dims.data(), strides.data(), box.data(), elementStrides.data(),
+              /*interleave=*/0, code(map.swizzle, 32),
+              code(map.l2Promotion, 64), /*oobFill=*/0),
+          "cuTensorMapEncodeTiled"))
+    return std::move(e);
+  return result;
 }
 
 llvm::Error CudaDriver::launch(void *function, const int64_t grid[3],

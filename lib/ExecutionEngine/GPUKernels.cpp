@@ -4,13 +4,59 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstring>
 
 using namespace mlir;
 
+attnfuse::TensorMapTable attnfuse::collectTensorMaps(ModuleOp module) {
+  TensorMapTable table;
+  module.walk([&](gpu::GPUFuncOp func) {
+    auto maps = func->getAttrOfType<ArrayAttr>("attn.tensor_maps");
+    if (!maps)
+      return;
+    auto module = func->getParentOfType<gpu::GPUModuleOp>();
+    std::vector<TensorMapArgument> &entry =
+        table[(module.getName() + "::" + func.getName()).str()];
+    for (auto map : maps.getAsRange<DictionaryAttr>()) {
+      auto integer = [&](StringRef key) {
+        return map.getAs<IntegerAttr>(key).getInt();
+      };
+      TensorMapArgument arg;
+      arg.argument = integer("argument");
+      arg.source = integer("source");
+      auto source = cast<MemRefType>(func.getArgumentTypes()[arg.source]);
+      llvm::raw_string_ostream(arg.elementType) << source.getElementType();
+      arg.dims.assign(source.getShape().begin(), source.getShape().end());
+      ArrayRef<int64_t> box = map.getAs<DenseI64ArrayAttr>("box").asArrayRef();
+      arg.box.assign(box.begin(), box.end());
+      arg.swizzle = integer("swizzle");
+      arg.l2Promotion = integer("l2_promotion");
+      entry.push_back(std::move(arg));
+    }
+  });
+  return table;
+}
+
+std::string
+attnfuse::tensorMapsToJSON(const std::vector<TensorMapArgument> &maps) {
+  llvm::json::Array array;
+  for (const TensorMapArgument &m : maps)
+    array.push_back(llvm::json::Object{{"argument", m.argument},
+                                       {"source", m.source},
+                                       {"dtype", m.elementType},
+                                       {"dims", llvm::json::Array(m.dims)},
+                                       {"box", llvm::json::Array(m.box)},
+                                       {"swizzle", m.swizzle},
+                                       {"l2_promotion", m.l2Promotion}});
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(array));
+  return text;
+}
+
 std::vector<attnfuse::GPUKernel>
-attnfuse::collectGPUKernels(ModuleOp module) {
+attnfuse::collectGPUKernels(ModuleOp module, const TensorMapTable &maps) {
   std::vector<GPUKernel> kernels;
   module.walk([&](gpu::LaunchFuncOp launch) {
     auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
@@ -44,6 +90,11 @@ attnfuse::collectGPUKernels(ModuleOp module) {
         type = type.substr(strlen("!llvm."));
       kernel.argumentTypes.push_back(type);
     }
+    if (auto it = maps.find(
+            (launch.getKernelModuleName().getValue() + "::" + kernel.name)
+                .str());
+        it != maps.end())
+      kernel.tensorMaps = it->second;
     kernels.push_back(std::move(kernel));
   });
   return kernels;

@@ -293,6 +293,9 @@ void attnfuse::buildAttnGPUBinaryPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // The tensor maps of TMA kernels (nvgpu.tma.create.descriptor): calls of
+  // the CUDA runtime wrappers' mgpuTensorMapEncodeTiledMemref.
+  pm.addPass(createConvertNVGPUToNVVMPass());
   GpuToLLVMConversionPassOptions host;
   host.kernelBarePtrCallConv = true;
   pm.addPass(createGpuToLLVMConversionPass(host));

@@ -14,6 +14,7 @@ bf16 arrays use ml_dtypes.bfloat16 (imported only when needed).
 """
 
 import ctypes
+import json
 import operator
 import os
 from typing import List, NamedTuple, Optional, Sequence
@@ -116,6 +117,8 @@ _compilationGetKernel = _declare("attnfuseCompilationGetKernel", _Kernel, _H,
                                  _i)
 _compilationGetKernelArgumentType = _declare(
     "attnfuseCompilationGetKernelArgumentType", _S, _H, _i, _i)
+_compilationGetKernelTensorMaps = _declare(
+    "attnfuseCompilationGetKernelTensorMaps", _S, _H, _i)
 _compilationGetNumDiagnostics = _declare(
     "attnfuseCompilationGetNumDiagnostics", _i, _H)
 _compilationGetDiagnostic = _declare("attnfuseCompilationGetDiagnostic",
@@ -215,21 +218,30 @@ class Kernel:
     """A GPU kernel of a CUDA compilation: its cubin and how to launch it.
     `argument_types` are LLVM types in order: "ptr" for a tensor's base
     address (memrefs are passed bare), "i64", "f32", ... for scalars.
-    attnfuse.cuda_launch.launch() runs it on torch tensors."""
+    `tensor_maps` describes the arguments that are pointers to CUtensorMaps
+    (kernels that load by TMA), one dict each: "argument" (its index in
+    argument_types), "source" (the index of the tensor it views), "dtype",
+    "dims" and "box" (elements, outermost first), "swizzle" and
+    "l2_promotion" (bytes); [] for other kernels. The launcher builds those
+    from their sources: attnfuse.cuda_launch.launch() runs the kernel on
+    torch tensors, given the other arguments."""
 
     def __init__(self, name, binary, grid, block, dynamic_shared_memory_bytes,
-                 argument_types):
+                 argument_types, tensor_maps=None):
         self.name = name
         self.binary = binary
         self.grid = grid
         self.block = block
         self.dynamic_shared_memory_bytes = dynamic_shared_memory_bytes
         self.argument_types = argument_types
+        self.tensor_maps = list(tensor_maps or [])
 
     def __repr__(self) -> str:
-        return ("Kernel(%s, %d bytes, grid=%s, block=%s, smem=%d, args=%s)" %
+        maps = (", tensor_maps=%s" % self.tensor_maps if self.tensor_maps
+                else "")
+        return ("Kernel(%s, %d bytes, grid=%s, block=%s, smem=%d, args=%s%s)" %
                 (self.name, len(self.binary), self.grid, self.block,
-                 self.dynamic_shared_memory_bytes, self.argument_types))
+                 self.dynamic_shared_memory_bytes, self.argument_types, maps))
 
 
 class CompileResult:
@@ -258,7 +270,9 @@ def _kernels(handle) -> List[Kernel]:
             str(k.name), ctypes.string_at(k.binary.data, k.binary.length),
             tuple(k.grid), tuple(k.block), int(k.dynamicSharedMemoryBytes),
             [str(_compilationGetKernelArgumentType(handle, i, a))
-             for a in range(k.numArguments)]))
+             for a in range(k.numArguments)],
+            json.loads(str(_compilationGetKernelTensorMaps(handle, i)) or
+                       "[]")))
     return kernels
 
 

@@ -16,6 +16,14 @@ or, for a kernel compiled in the same process by attnfuse.compile(...,
 target="cuda") (an attnfuse.Kernel):
 
     launch(kernel, q, k_, v, o, lse)          # in the kernel's argument order
+
+Kernels that load Q, K and V by TMA (the wgmma family where the rows allow)
+also take, after lse, a pointer per operand to a CUtensorMap in device
+memory. The caller never passes those: the launchers encode each map from
+its source tensor's address (encode_tensor_map, cuTensorMapEncodeTiled) and
+copy it to the device (device_tensor_map), once per source address.
+test/GPU/launch_kernel.py, which runs without PyTorch, encodes through the
+same encode_tensor_map (this module imports torch only inside functions).
 """
 import ctypes
 import json
@@ -40,7 +48,8 @@ class CudaError(RuntimeError):
 
 # The kernels copy 16-byte pieces of Q, K and V rows and load bias elements
 # in pairs; a misaligned base would fault on the device (as FlashAttention's
-# kernels, they take 16-byte aligned tensors).
+# kernels, they take 16-byte aligned tensors). cuTensorMapEncodeTiled also
+# wants a 16-byte aligned global address.
 ALIGNMENT = 16
 
 
@@ -94,6 +103,177 @@ CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 
 
+# --- tensor maps (TMA) ---------------------------------------------------------
+
+# CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion
+# (cuda.h); the specs count swizzle and L2 promotion in bytes.
+CU_TENSOR_MAP_DATA_TYPE = {"f16": 6, "f32": 7, "bf16": 9}
+CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
+CU_TENSOR_MAP_L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}
+CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0  # out-of-bounds elements read as zeros
+TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap)
+TENSOR_MAP_ALIGNMENT = 64  # alignof(CUtensorMap), in host and device memory
+_TENSOR_MAP_ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+_encode_lib = None
+
+
+def _tensor_map_driver():
+    """libcuda.so.1 with only what encoding needs declared, on a handle of
+    its own: test/GPU/launch_kernel.py (and the stand-in driver of the lit
+    tests, which lacks _Driver's cuFuncGetAttribute) encode through here
+    without _Driver."""
+    global _encode_lib
+    if _encode_lib is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        u32p = ctypes.POINTER(ctypes.c_uint32)
+        u64p = ctypes.POINTER(ctypes.c_uint64)
+        for fn, args in {
+            "cuInit": [ctypes.c_uint],
+            "cuTensorMapEncodeTiled": [
+                ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32,
+                ctypes.c_void_p, u64p, u64p, u32p, u32p, ctypes.c_int,
+                ctypes.c_int, ctypes.c_int, ctypes.c_int],
+            "cuGetErrorString": [ctypes.c_int,
+                                 ctypes.POINTER(ctypes.c_char_p)],
+        }.items():
+            getattr(lib, fn).argtypes = args
+            getattr(lib, fn).restype = ctypes.c_int
+        # Driver calls before cuInit fail with CUDA_ERROR_NOT_INITIALIZED;
+        # cuInit is idempotent, so a process that did it already is fine.
+        status = lib.cuInit(0)
+        if status != 0:
+            raise CudaError(f"cuInit failed: {status} "
+                            f"({_error_string(lib, status)})")
+        _encode_lib = lib
+    return _encode_lib
+
+
+def _error_string(lib, status):
+    msg = ctypes.c_char_p()
+    lib.cuGetErrorString(status, ctypes.byref(msg))
+    return msg.value.decode() if msg.value else "?"
+
+
+def encode_tensor_map(spec, address):
+    """The 128 bytes of the CUtensorMap for a TMA view of the contiguous
+    row-major tensor at device address `address`, by cuTensorMapEncodeTiled.
+
+    `spec` is a tensor-map description as bench/extract_kernels.py writes
+    it in a kernel's args ("kind": "tensormap") and as
+    attnfuse.Kernel.tensor_maps holds it: "dtype" (f16, bf16, f32), "dims"
+    (the source's shape) and "box" (elements per copy), both outermost
+    dimension first, "swizzle" and "l2_promotion" in bytes. Raises
+    CudaError with the driver's message if the driver refuses it."""
+    dtype, dims, box = spec["dtype"], list(spec["dims"]), list(spec["box"])
+    if dtype not in CU_TENSOR_MAP_DATA_TYPE:
+        raise ValueError(f"tensor map: unsupported element type {dtype}")
+    if spec["swizzle"] not in CU_TENSOR_MAP_SWIZZLE:
+        raise ValueError(f"tensor map: swizzle of {spec['swizzle']} bytes")
+    if spec["l2_promotion"] not in CU_TENSOR_MAP_L2_PROMOTION:
+        raise ValueError(f"tensor map: L2 promotion of "
+                         f"{spec['l2_promotion']} bytes")
+    if len(dims) != len(box) or not 1 <= len(dims) <= 5:
+        raise ValueError(f"tensor map: dims {dims} and box {box} must have "
+                         "the same rank, 1 to 5")
+    rank = len(dims)
+    # The driver's arrays are innermost dimension first; globalStrides has
+    # the byte strides of dimensions 1 .. rank-1 (dimension 0's is the
+    # element size).
+    strides, stride = [], _TENSOR_MAP_ELEMENT_BYTES[dtype]
+    for d in reversed(dims[1:]):
+        stride *= d
+        strides.append(stride)
+    u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+    c_dims = (u64 * rank)(*reversed(dims))
+    c_strides = (u64 * max(1, rank - 1))(*strides)
+    c_box = (u32 * rank)(*reversed(box))
+    c_elem = (u32 * rank)(*[1] * rank)
+    # A CUtensorMap is 64-byte aligned: encode into an aligned spot of a
+    # larger buffer.
+    raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + TENSOR_MAP_ALIGNMENT)
+    at = -ctypes.addressof(raw) % TENSOR_MAP_ALIGNMENT
+    spot = ctypes.addressof(raw) + at
+    lib = _tensor_map_driver()
+    status = lib.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(spot), CU_TENSOR_MAP_DATA_TYPE[dtype], rank,
+        ctypes.c_void_p(address), c_dims, c_strides, c_box, c_elem,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE[spec["swizzle"]],
+        CU_TENSOR_MAP_L2_PROMOTION[spec["l2_promotion"]],
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if status != 0:
+        raise CudaError(
+            f"cuTensorMapEncodeTiled failed: {status} "
+            f"({_error_string(lib, status)}) for {dtype} dims {dims} box "
+            f"{box} swizzle {spec['swizzle']} l2_promotion "
+            f"{spec['l2_promotion']} at {address:#x}")
+    return raw.raw[at:at + TENSOR_MAP_BYTES]
+
+
+def _check_tensor_map_source(what, spec, tensor):
+    """A source tensor must hold the elements the map describes: the map,
+    not the tensor, says how far TMA reads."""
+    n = 1
+    for d in spec["dims"]:
+        n *= d
+    if tensor.numel() != n or tensor.dtype != _torch_dtype(spec["dtype"]):
+        raise ValueError(
+            f"{what}: its tensor map describes {spec['dtype']} "
+            f"{list(spec['dims'])}, got {tensor.dtype} {list(tensor.shape)}")
+
+
+def device_tensor_map(spec, tensor, stream=None):
+    """encode_tensor_map(spec, tensor.data_ptr()) in a new uint8 CUDA tensor
+    on tensor's device (the caching allocator's blocks are 512-byte aligned),
+    copied on `stream` (a CUstream handle; default the current stream) so
+    that kernels launched on it after this call see it."""
+    import torch
+    data = encode_tensor_map(spec, tensor.data_ptr())
+    host = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    ctx = (torch.cuda.stream(torch.cuda.ExternalStream(
+        stream, device=tensor.device)) if stream is not None
+        else torch.cuda.device(tensor.device))
+    with ctx:
+        dev = host.to(tensor.device)
+    assert dev.data_ptr() % TENSOR_MAP_ALIGNMENT == 0
+    return dev
+
+
+class _TensorMapCache:
+    """Device copies of tensor maps by (spec, source address, device): a map
+    depends on nothing else, so a benchmark's repeated launches on the same
+    tensors neither encode nor copy again, and a new tensor at a freed
+    one's address rightly reuses its map. Holds the device tensors alive;
+    when a launch's maps would take it past LIMIT entries, it synchronizes
+    the device and starts over first, so that no launch in flight (nor the
+    one being prepared) reads a freed map."""
+    LIMIT = 64
+
+    def __init__(self):
+        self._maps = {}
+
+    @staticmethod
+    def _key(spec, tensor):
+        return (spec["dtype"], tuple(spec["dims"]), tuple(spec["box"]),
+                spec["swizzle"], spec["l2_promotion"], tensor.data_ptr(),
+                tensor.device.index)
+
+    def device_maps(self, pairs, stream=None):
+        """The device tensors of the maps of [(spec, source tensor)], in
+        order; the new ones are copied on `stream`."""
+        keys = [self._key(spec, t) for spec, t in pairs]
+        missing = {k for k in keys if k not in self._maps}
+        if missing and len(self._maps) + len(missing) > self.LIMIT:
+            import torch
+            torch.cuda.synchronize()
+            self._maps.clear()
+        for key, (spec, t) in zip(keys, pairs):
+            if key not in self._maps:
+                self._maps[key] = device_tensor_map(spec, t, stream)
+        return [self._maps[k] for k in keys]
+
+
 class AttentionKernel:
     """One compiled attn.attention: call it with torch tensors."""
 
@@ -135,8 +315,12 @@ class AttentionKernel:
             ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, self._func),
             "cuFuncGetAttribute")
         self.num_regs = regs.value
+        # What the caller passes: not the outputs, and not the tensor maps,
+        # which launch builds.
         self.inputs = [a for a in self.kernel["args"]
-                       if a["name"] not in ("o", "lse")]
+                       if a["name"] not in ("o", "lse")
+                       and a.get("kind") != "tensormap"]
+        self._tensor_maps = _TensorMapCache()
 
     def output_buffers(self, fill=float("nan"), guard=0):
         """(out, lse) filled with `fill`. With guard > 0 each is the middle
@@ -145,7 +329,7 @@ class AttentionKernel:
         import torch
         outs = {}
         for a in self.kernel["args"]:
-            if a["name"] in ("o", "lse"):
+            if a["name"] in ("o", "lse") and a.get("kind") == "memref":
                 n = 1
                 for d in a["shape"]:
                     n *= d
@@ -158,15 +342,32 @@ class AttentionKernel:
         """Launches on (inputs..., out, lse); allocates out/lse when absent.
         Inputs in the order of the JSON's args (q, k, v, [bias], [keep],
         [seed]); tensors must be contiguous, on the GPU, of the compiled
-        shapes and dtypes."""
+        shapes and dtypes. The tensor maps of a TMA kernel (args of kind
+        "tensormap", after lse) are not passed: they are encoded from their
+        source tensors and copied to the device on the first launch on
+        those tensors' addresses, then reused."""
         import torch
         if out is None or lse is None:
             out, lse = self.output_buffers()
         values = list(inputs) + [out, lse]
-        if len(values) != len(self.kernel["args"]):
-            raise ValueError(f"expected {len(self.kernel['args'])} args")
+        passed = [a for a in self.kernel["args"] if a.get("kind") != "tensormap"]
+        if len(values) != len(passed):
+            raise ValueError(f"expected {len(passed)} args ("
+                             f"{', '.join(a['name'] for a in passed)})")
+        if stream is None:
+            stream = torch.cuda.current_stream().cuda_stream
+        # The value of each argument by its index in the JSON's args; every
+        # passed tensor is checked before any tensor map is built from one.
+        by_index, it = {}, iter(values)
+        for i, a in enumerate(self.kernel["args"]):
+            if a.get("kind") != "tensormap":
+                by_index[i] = next(it)
         holders = []
-        for a, v in zip(self.kernel["args"], values):
+        for i, a in enumerate(self.kernel["args"]):
+            if a.get("kind") == "tensormap":
+                holders.append(None)  # below, once the sources are checked
+                continue
+            v = by_index[i]
             if a["kind"] == "memref":
                 if (list(v.shape) != a["shape"] or not v.is_contiguous()
                         or v.dtype != _torch_dtype(a["dtype"]) or not v.is_cuda):
@@ -178,10 +379,14 @@ class AttentionKernel:
                 holders.append(ctypes.c_void_p(v.data_ptr()))
             else:
                 holders.append(ctypes.c_int64(int(v)))
+        maps = [(i, a) for i, a in enumerate(self.kernel["args"])
+                if a.get("kind") == "tensormap"]
+        devs = self._tensor_maps.device_maps(
+            [(a, by_index[a["source"]]) for _, a in maps], stream)
+        for (i, _), dev in zip(maps, devs):
+            holders[i] = ctypes.c_void_p(dev.data_ptr())
         params = (ctypes.c_void_p * len(holders))(
             *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        if stream is None:
-            stream = torch.cuda.current_stream().cuda_stream
         g, b = self.kernel["grid"], self.kernel["block"]
         _Driver.check(_Driver.get().cuLaunchKernel(
             self._func, g[0], g[1], g[2], b[0], b[1], b[2],
@@ -208,18 +413,26 @@ def guard_intact(t, guard, fill=float("nan")):
 
 
 _LOADED = {}
+_TENSOR_MAPS = _TensorMapCache()
 
 
 def launch(kernel, *args, stream=None):
     """Launches an attnfuse.Kernel (from attnfuse.compile(..., target="cuda"))
     on `args` in its argument order: torch CUDA tensors (contiguous) for
-    "ptr" arguments, Python numbers for scalars. Returns nothing; outputs are
-    written into the tensors passed for them."""
+    "ptr" arguments, Python numbers for scalars. The tensor-map arguments of
+    a TMA kernel (kernel.tensor_maps) are left out of `args`: launch encodes
+    each from its source tensor (its "source" counts all the kernel's
+    arguments) and passes a device copy in its place. Returns nothing;
+    outputs are written into the tensors passed for them."""
     import torch
-    if len(args) != len(kernel.argument_types):
-        raise ValueError(f"{kernel.name} takes {len(kernel.argument_types)} "
-                         f"arguments ({kernel.argument_types}), got "
-                         f"{len(args)}")
+    maps = {m["argument"]: m for m in getattr(kernel, "tensor_maps", [])}
+    passed = [i for i in range(len(kernel.argument_types)) if i not in maps]
+    if len(args) != len(passed):
+        raise ValueError(
+            f"{kernel.name} takes {len(passed)} arguments "
+            f"({[kernel.argument_types[i] for i in passed]})"
+            + (f" and {len(maps)} tensor maps that launch() builds"
+               if maps else "") + f", got {len(args)}")
     if -1 in kernel.grid or -1 in kernel.block:
         raise ValueError(f"{kernel.name}: launch sizes are not constants")
     torch.cuda.init()
@@ -242,8 +455,15 @@ def launch(kernel, *args, stream=None):
     func = _LOADED[key][2]
     scalars = {"i64": ctypes.c_int64, "i32": ctypes.c_int32,
                "f32": ctypes.c_float, "f64": ctypes.c_double}
+    if stream is None:
+        stream = torch.cuda.current_stream().cuda_stream
+    by_index = dict(zip(passed, args))
     holders = []
-    for i, (t, v) in enumerate(zip(kernel.argument_types, args)):
+    for i, t in enumerate(kernel.argument_types):
+        if i in maps:
+            holders.append(None)  # below, once the sources are checked
+            continue
+        v = by_index[i]
         if t == "ptr":
             if not (isinstance(v, torch.Tensor) and v.is_cuda
                     and v.is_contiguous()):
@@ -255,10 +475,18 @@ def launch(kernel, *args, stream=None):
             holders.append(scalars[t](v))
         else:
             raise ValueError(f"argument {i}: unsupported type {t}")
+    for i, m in maps.items():
+        source = by_index.get(m["source"])
+        if not isinstance(source, torch.Tensor):
+            raise ValueError(f"tensor map argument {i}: its source, "
+                             f"argument {m['source']}, is not a tensor")
+        _check_tensor_map_source(f"argument {m['source']}", m, source)
+    devs = _TENSOR_MAPS.device_maps(
+        [(m, by_index[m["source"]]) for m in maps.values()], stream)
+    for i, dev in zip(maps, devs):
+        holders[i] = ctypes.c_void_p(dev.data_ptr())
     params = (ctypes.c_void_p * len(holders))(
         *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-    if stream is None:
-        stream = torch.cuda.current_stream().cuda_stream
     g, b = kernel.grid, kernel.block
     _Driver.check(lib.cuLaunchKernel(func, g[0], g[1], g[2], b[0], b[1], b[2],
                                      kernel.dynamic_shared_memory_bytes,

@@ -16,7 +16,9 @@ default 4096) that must stay untouched (no stray write), and with --reruns R
 the kernel runs R more times on the same inputs and must give bitwise the same
 O and lse (forward determinism). Each configuration also launches once on a
 Q that is 4 bytes into its buffer, which the launcher must refuse
-(cuda_launch.ALIGNMENT) rather than fault on.
+(cuda_launch.ALIGNMENT) rather than fault on. Kernels that load by TMA take
+tensor maps besides (args of kind "tensormap" in NAME.json), which the
+launcher encodes from Q, K and V; the result's tensor_maps counts them.
 
 --role ROLE checks the configurations of that role (default check; `sweep`:
 FlashAttention's shape grid, bench/gpu_configs.py SWEEP), --family F only
@@ -157,8 +159,9 @@ def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
         same &= bool(torch.equal(bits(out), bits(out2)) and
                      torch.equal(bits(lse), bits(lse2)))
         guards_ok &= guard_intact(out2, guard) and guard_intact(lse2, guard)
-    # An input 4 bytes into its buffer (misaligned for the 16-byte copies
-    # and the paired bias loads) is refused before any launch.
+    # An input 4 bytes into its buffer (misaligned for the 16-byte copies,
+    # the paired bias loads and a tensor map's global address) is refused
+    # before any launch and before any tensor map is encoded from it.
     shifted = torch.zeros(q.numel() + 8, dtype=dt,
                           device=dev)[2:2 + q.numel()].view(q.shape)
     try:
@@ -186,7 +189,10 @@ def run_config(c, art, gen, guard=0, reruns=0, dropout_seed=None):
     res = dict(name=c["name"], err=err, err_at=err_at, err_naive=err_naive,
                tol=tol,
                lse_err=lse_err, empty_rows=int(empty.sum().item()),
-               unwritten=unwritten, regs=kern.num_regs, guards_ok=guards_ok,
+               unwritten=unwritten, regs=kern.num_regs,
+               tensor_maps=sum(a.get("kind") == "tensormap"
+                               for a in kern.kernel["args"]),
+               guards_ok=guards_ok,
                deterministic=same, refuses_misaligned=refuses_misaligned,
                ok=ok)
     if dkeep is not None:

@@ -14,7 +14,13 @@ to NAME.cubin or NAME.ptx). INPUT_DIR holds ARG.npy for every argument of the
 kernel that is not an output, by its name in the JSON (q, k, v, bias, keep,
 seed): raw element bits (bf16 as uint16, i1 as one byte per element), C order,
 of the argument's shape; the seed a 0-d int64. The outputs (o, lse) are
-written to OUTPUT_DIR/o.npy and lse.npy (bf16 as uint16).
+written to OUTPUT_DIR/o.npy and lse.npy (bf16 as uint16). The tensor maps of
+a TMA kernel (args of kind "tensormap") are no inputs: the launcher encodes
+each from its source buffer's address with cuda_launch.encode_tensor_map
+(python-bindings/attnfuse/cuda_launch.py, the encoding every launcher
+shares) and copies its 128 bytes with cuMemcpyHtoD into an allocation of its
+own (role "tensormap", no guard bands: only the TMA unit reads it, and a
+cuMemAlloc is 64-byte aligned as a CUtensorMap must be).
 
 --guard BYTES puts every buffer in the middle of an allocation BYTES larger
 on each side. The guard bands of the outputs are filled with 0xff (a NaN in
@@ -44,6 +50,15 @@ import time
 
 import numpy as np
 
+# cuda_launch.py imports torch only inside the functions that use it; the
+# module itself (not the attnfuse package, which loads the C API library)
+# is all this needs.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "python-bindings",
+    "attnfuse"))
+from cuda_launch import (CudaError, TENSOR_MAP_BYTES,  # noqa: E402
+                         encode_tensor_map)
+
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1,
                  "i32": 4, "i64": 8}
 NUMPY = {"bf16": np.uint16, "f16": np.float16, "f32": np.float32,
@@ -52,10 +67,6 @@ NUMPY = {"bf16": np.uint16, "f16": np.float16, "f32": np.float32,
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 _cuda = None
-
-
-class CudaError(RuntimeError):
-    pass
 
 
 def driver():
@@ -142,12 +153,15 @@ def main():
             "cuFuncSetAttribute")
 
     guard = a.guard
-    buffers, holders = [], []
-    for arg in kernel["args"]:
+    buffers, holders = [], [None] * len(kernel["args"])
+    starts = {}  # argument index -> device address, for the tensor maps
+    for index, arg in enumerate(kernel["args"]):
         name = arg["name"]
+        if arg["kind"] == "tensormap":  # after the buffers: see below
+            continue
         if arg["kind"] != "memref":  # the dropout seed
             value = np.load(os.path.join(a.input_dir, name + ".npy"))
-            holders.append(ctypes.c_int64(int(value)))
+            holders[index] = ctypes.c_int64(int(value))
             continue
         n = 1
         for d in arg["shape"]:
@@ -183,7 +197,26 @@ def main():
                             dtype=arg["dtype"], shape=arg["shape"],
                             start=start, bytes=nbytes, alloc=alloc.value,
                             alloc_bytes=nbytes + 2 * guard, written=written))
-        holders.append(ctypes.c_uint64(start))
+        holders[index] = ctypes.c_uint64(start)
+        starts[index] = start
+    for index, arg in enumerate(kernel["args"]):
+        if arg["kind"] != "tensormap":
+            continue
+        name = arg["name"]
+        data = encode_tensor_map(arg, starts[arg["source"]])
+        alloc = ctypes.c_uint64()
+        check(cu.cuMemAlloc_v2(ctypes.byref(alloc), TENSOR_MAP_BYTES),
+              f"cuMemAlloc({name})")
+        check(cu.cuMemcpyHtoD_v2(alloc.value, data, TENSOR_MAP_BYTES),
+              f"cuMemcpyHtoD({name})")
+        buffers.append(dict(name=name, role="tensormap", dtype="i8",
+                            shape=[TENSOR_MAP_BYTES], start=alloc.value,
+                            bytes=TENSOR_MAP_BYTES, alloc=alloc.value,
+                            alloc_bytes=TENSOR_MAP_BYTES,
+                            written=[[alloc.value,
+                                      alloc.value + TENSOR_MAP_BYTES]],
+                            source=kernel["args"][arg["source"]]["name"]))
+        holders[index] = ctypes.c_uint64(alloc.value)
     print("ATTNFUSE_BUFFERS " + json.dumps(buffers), flush=True)
 
     params = (ctypes.c_void_p * len(holders))(

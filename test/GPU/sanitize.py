@@ -34,7 +34,9 @@ initcheck classes (`Uninitialized ... memory read`):
   kernel: past <arg>       a read in the guard band of an input: past the
                            tensor, inside memory the launcher allocated
   harness: host-written    a read of bytes the launcher wrote with
-                           cuMemcpyHtoD/cuMemsetD8 (the tool missed a write)
+                           cuMemcpyHtoD/cuMemsetD8 (the tool missed a write;
+                           the 128 bytes of a TMA kernel's tensor map, an
+                           allocation of its own, are all host-written)
   unknown address          outside every buffer of the launcher
 A report of a kernel class or of an unknown address fails the run; one of
 the harness class is listed but does not (the kernel read what the host

@@ -17,7 +17,14 @@
 // for K and V + 9 mbarriers = 42056 bytes. With mma=mma_sync block-q=64: 64
 // query rows per CTA, 128 threads, two stages of 32 keys x (32 + 8)
 // elements for K and V = 10240 bytes.
+// The fused kernel's tensor maps, encoded before its launch (arrays
+// innermost first, as the driver takes them): Q, K and V (bf16 = 9) of 32
+// columns, contiguous (64-byte rows), boxes of one 64-byte panel (swizzle 2
+// = 64 bytes) by 128 rows, L2 promotion 3 = 256 bytes.
 // CHECK-COUNT-14: mock-cuda: launch f_kernel{{.*}} grid={{[0-9]+,[0-9]+,[0-9]+}} block={{[0-9]+,[0-9]+,[0-9]+}} shared=0
+// CHECK-NEXT: mock-cuda: tensor map dtype=9 rank=4 dims=32,40,2,1 strides=64,2560,5120 box=32,128,1,1 swizzle=2 l2=3
+// CHECK-NEXT: mock-cuda: tensor map dtype=9 rank=4 dims=32,50,2,1 strides=64,3200,6400 box=32,128,1,1 swizzle=2 l2=3
+// CHECK-NEXT: mock-cuda: tensor map dtype=9 rank=4 dims=32,50,2,1 strides=64,3200,6400 box=32,128,1,1 swizzle=2 l2=3
 // CHECK-NEXT: mock-cuda: launch attn_fwd_0 grid=2,1,1 block=384,1,1 shared=42064
 // CHECK-NOT: mock-cuda: launch
 // CHECK:     attnfuse-run: @f check=fa (reference: naive lowering on the GPU): FAIL result0 {{.*}} (the naive reference is off by more than 5% of max|O| =

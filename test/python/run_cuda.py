@@ -18,6 +18,10 @@ func.func @attention(%q: tensor<2x8x300x128xbf16>, %k: tensor<2x2x333x128xbf16>,
 }
 """
 (kernel,) = attnfuse.compile(SOURCE, target="cuda").kernels
+# The sm_90a kernel loads Q, K and V by TMA: launch() encodes their tensor
+# maps from q, k and v (the caller passes the other arguments only).
+# CHECK: tensor maps of arguments [0, 1, 2]
+print("tensor maps of arguments", [m["source"] for m in kernel.tensor_maps])
 g = torch.Generator(device="cuda").manual_seed(0)
 q = torch.randn(2, 8, 300, 128, device="cuda", generator=g).bfloat16()
 k = torch.randn(2, 2, 333, 128, device="cuda", generator=g).bfloat16()

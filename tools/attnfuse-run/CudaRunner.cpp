@@ -30,6 +30,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -43,9 +44,10 @@ using namespace mlir;
 using namespace attnfuse_run;
 
 namespace {
-/// Where a kernel operand comes from.
+/// Where a kernel operand comes from (a TensorMap: the pointer to a TMA
+/// tensor map of another operand, GPUKernel::tensorMaps).
 struct Operand {
-  enum Kind { Argument, Buffer, Constant } kind;
+  enum Kind { Argument, Buffer, Constant, TensorMap } kind;
   unsigned index = 0; // argument number, or buffer number
   /// A constant's bits (an integer's value, a float's encoding).
   APInt bits;
@@ -104,6 +106,14 @@ Value getRoot(Value v) {
       break;
   }
   return v;
+}
+
+/// Whether `op` is the cast of an nvgpu.tma.create.descriptor to the
+/// kernel's tensor-map pointer.
+bool isTensorMapPointer(Operation *op) {
+  auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
+  return cast && cast->getNumOperands() == 1 &&
+         cast->getOperand(0).getDefiningOp<nvgpu::TmaCreateDescriptorOp>();
 }
 
 bool isView(Operation *op) {
@@ -209,6 +219,16 @@ llvm::Expected<Plan> readPlan(func::FuncOp func) {
       bufferOf[getGlobal] = it->second;
       continue;
     }
+    // Tensor maps of TMA kernels (convert-attn-to-gpu): the unranked view
+    // the descriptor op takes, the op and the cast to the kernel's pointer.
+    // The launches encode them (GPUKernel::tensorMaps).
+    if (auto cast = dyn_cast<memref::CastOp>(op);
+        cast && isa<UnrankedMemRefType>(cast.getType()) &&
+        llvm::all_of(cast->getUsers(),
+                     llvm::IsaPred<nvgpu::TmaCreateDescriptorOp>))
+      continue;
+    if (isa<nvgpu::TmaCreateDescriptorOp>(op) || isTensorMapPointer(&op))
+      continue;
     if (isView(&op)) {
       if (!hasStaticLayout(op.getResult(0)))
         return unsupported(&op, "a view of dynamic shape or layout");
@@ -222,7 +242,9 @@ llvm::Expected<Plan> readPlan(func::FuncOp func) {
         if (isa<MemRefType>(v.getType()) && !hasStaticLayout(v))
           return unsupported(launch, "a kernel operand of dynamic shape or "
                                      "layout");
-        if (auto arg = dyn_cast<BlockArgument>(root)) {
+        if (v.getDefiningOp() && isTensorMapPointer(v.getDefiningOp())) {
+          operands.push_back({Operand::TensorMap, 0, APInt(), false});
+        } else if (auto arg = dyn_cast<BlockArgument>(root)) {
           operands.push_back({Operand::Argument, arg.getArgNumber(), APInt(), false});
         } else if (bufferOf.count(root)) {
           operands.push_back({Operand::Buffer, bufferOf[root], APInt(), false});
@@ -374,13 +396,16 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
   if (!plan)
     return plan.takeError();
 
+  // The tensor maps the kernels take (the binaries keep no attributes).
+  attnfuse::TensorMapTable tensorMaps = attnfuse::collectTensorMaps(module);
+
   // The cubins: the second half of the pipeline.
   PassManager binaryPM(module.getContext());
   attnfuse::buildAttnGPUBinaryPipeline(binaryPM, options);
   if (failed(binaryPM.run(module)))
     return llvm::createStringError(pipelineName + " failed");
   std::vector<attnfuse::GPUKernel> kernels =
-      attnfuse::collectGPUKernels(module);
+      attnfuse::collectGPUKernels(module, tensorMaps);
   if (kernels.size() != plan->launches.size())
     return llvm::createStringError("the pipeline produced " +
                                    llvm::Twine(kernels.size()) +
@@ -432,6 +457,31 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
         return fail(std::move(e));
   }
 
+  // The tensor map of argument `i` of `kernel`, whose earlier arguments'
+  // values are `values`, encoded and copied to a device buffer of its own
+  // (released with the others): its address.
+  auto makeTensorMap =
+      [&](const attnfuse::GPUKernel &kernel, unsigned i,
+          ArrayRef<uint64_t> values) -> llvm::Expected<uint64_t> {
+    auto map = llvm::find_if(kernel.tensorMaps,
+                             [&](const auto &m) { return m.argument == i; });
+    if (map == kernel.tensorMaps.end() || map->source >= values.size())
+      return llvm::createStringError(
+          "kernel " + kernel.name + ": argument " + llvm::Twine(i) +
+          " is a tensor map the kernel does not describe");
+    llvm::Expected<attnfuse::CudaDriver::TensorMap> encoded =
+        cuda.encodeTensorMap(*map, values[map->source]);
+    if (!encoded)
+      return encoded.takeError();
+    llvm::Expected<uint64_t> ptr = cuda.allocate(sizeof(*encoded));
+    if (!ptr)
+      return ptr.takeError();
+    bufferPtrs.push_back(*ptr);
+    if (llvm::Error e = cuda.copyToDevice(*ptr, &*encoded, sizeof(*encoded)))
+      return std::move(e);
+    return *ptr;
+  };
+
   // The launches, in program order.
   for (auto [kernel, operands] : llvm::zip(kernels, plan->launches)) {
     llvm::Expected<void *> function = cuda.loadFunction(
@@ -446,7 +496,14 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
     // One 8-byte slot per argument: a pointer, or a scalar in its low bytes
     // (little-endian), as wide as the kernel parameter.
     SmallVector<uint64_t> values;
-    for (auto [o, type] : llvm::zip(operands, kernel.argumentTypes)) {
+    for (auto [i, o, type] : llvm::enumerate(operands, kernel.argumentTypes)) {
+      if (o.kind == Operand::TensorMap) {
+        llvm::Expected<uint64_t> map = makeTensorMap(kernel, i, values);
+        if (!map)
+          return fail(map.takeError());
+        values.push_back(*map);
+        continue;
+      }
       bool isPointer =
           o.kind == Operand::Buffer ||
           (o.kind == Operand::Argument &&

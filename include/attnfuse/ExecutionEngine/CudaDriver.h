@@ -9,10 +9,13 @@
 #ifndef ATTNFUSE_EXECUTIONENGINE_CUDADRIVER_H
 #define ATTNFUSE_EXECUTIONENGINE_CUDADRIVER_H
 
+#include "attnfuse/ExecutionEngine/GPUKernels.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,6 +37,14 @@ public:
   llvm::Expected<void *> loadFunction(llvm::StringRef cubin,
                                       llvm::StringRef name,
                                       int64_t dynamicSharedMemoryBytes);
+  /// A CUtensorMap: 128 bytes, 64-byte aligned.
+  struct alignas(64) TensorMap {
+    std::array<uint64_t, 16> words;
+  };
+  /// Encodes the tensor map `map` of a source buffer at device address
+  /// `source` (cuTensorMapEncodeTiled; zeros for out-of-bounds elements).
+  llvm::Expected<TensorMap> encodeTensorMap(const TensorMapArgument &map,
+                                            uint64_t source);
   /// Launches and waits for completion. `arguments[i]` points to the i-th
   /// kernel argument's value.
   llvm::Error launch(void *function, const int64_t grid[3],

@@ -3,11 +3,40 @@
 #define ATTNFUSE_EXECUTIONENGINE_GPUKERNELS_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
 
 namespace attnfuse {
+
+/// A kernel argument that is a pointer to a TMA tensor map (a 128-byte
+/// CUtensorMap in device memory) of another argument, `source`, a contiguous
+/// buffer: what the launcher passes to cuTensorMapEncodeTiled, outermost
+/// dimension first (the driver takes them innermost first). The kernel's
+/// attn.tensor_maps attribute (convert-attn-to-gpu) describes them.
+struct TensorMapArgument {
+  unsigned argument, source;
+  /// The element type ("bf16", "f16", "f32") and shape of the source.
+  std::string elementType;
+  std::vector<int64_t> dims;
+  /// The box in elements; the swizzle and the L2 promotion in bytes.
+  std::vector<int64_t> box;
+  int64_t swizzle, l2Promotion;
+};
+
+/// The tensor-map arguments of the kernels of a module, by
+/// "gpu-module::kernel".
+using TensorMapTable = llvm::StringMap<std::vector<TensorMapArgument>>;
+
+/// The tensor maps of the gpu.func kernels of `module` (before its device
+/// code is compiled: the binary keeps no attributes).
+TensorMapTable collectTensorMaps(mlir::ModuleOp module);
+
+/// A JSON array of `maps` (objects with the fields of TensorMapArgument:
+/// argument, source, dtype, dims, box, swizzle, l2_promotion), for the C API
+/// and the Python launchers.
+std::string tensorMapsToJSON(const std::vector<TensorMapArgument> &maps);
 
 /// A kernel launched by a module lowered with attn-lower-to-nvvm-pipeline
 /// (format=bin): its cubin and launch configuration. Sizes are -1 where they
@@ -20,11 +49,15 @@ struct GPUKernel {
   int64_t dynamicSharedMemoryBytes;
   /// LLVM types of the arguments in order ("ptr", "i64", "f32", ...).
   std::vector<std::string> argumentTypes;
+  /// The arguments that are tensor maps (pointers the launcher makes).
+  std::vector<TensorMapArgument> tensorMaps;
 };
 
 /// The kernels of `module`'s gpu.launch_func ops, in walk order, with the
-/// binary of the gpu.binary each names.
-std::vector<GPUKernel> collectGPUKernels(mlir::ModuleOp module);
+/// binary of the gpu.binary each names and their tensor maps from `maps`
+/// (collectTensorMaps before the binaries were made).
+std::vector<GPUKernel> collectGPUKernels(mlir::ModuleOp module,
+                                         const TensorMapTable &maps = {});
 
 } // namespace attnfuse
 

@@ -193,6 +193,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
                             : sharedMemoryLimitForChip(options.chip);
   if (failed(family->resolveOptions(plan, options, sharedLimit)))
     return failure();
+  plan.tensorMaps = family->getTensorMaps(plan);
   const AttentionKernelOptions &cfg = plan.cfg;
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
@@ -245,6 +246,47 @@ LogicalResult attnfuse::convertAttentionToGPU(
   names.push_back("o");
   operands.push_back(lseBuf);
   names.push_back("lse");
+  // Tensor maps: created on the host by upstream's op (its lowering calls
+  // the CUDA runtime wrappers' cuTensorMapEncodeTiled and copies the map to
+  // the device); the kernel takes a pointer to it.
+  SmallVector<Attribute> tensorMapAttrs;
+  for (const TensorMapSpec &spec : plan.tensorMaps) {
+    Value source = operands[spec.source];
+    auto sourceType = cast<MemRefType>(source.getType());
+    Value unranked = memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(sourceType.getElementType(), 0),
+        source);
+    SmallVector<Value> box;
+    for (int64_t d : spec.box)
+      box.push_back(k.idx(d));
+    // The enums count 0, 32, 64, 128 (0, 64, 128, 256) bytes as 0 .. 3.
+    auto code = [](int64_t bytes, int64_t unit) -> uint32_t {
+      return bytes ? llvm::Log2_64(bytes / unit) + 1 : 0;
+    };
+    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+        ctx,
+        MemRefType::get(
+            spec.box, sourceType.getElementType(), MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
+        static_cast<nvgpu::TensorMapSwizzleKind>(code(spec.swizzle, 32)),
+        static_cast<nvgpu::TensorMapL2PromoKind>(code(spec.l2Promotion, 64)),
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value descriptor = nvgpu::TmaCreateDescriptorOp::create(
+        b, loc, descriptorType, unranked, box);
+    tensorMapAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("argument", b.getI64IntegerAttr(operands.size())),
+         b.getNamedAttr("source", b.getI64IntegerAttr(spec.source)),
+         b.getNamedAttr("box", b.getDenseI64ArrayAttr(spec.box)),
+         b.getNamedAttr("swizzle", b.getI64IntegerAttr(spec.swizzle)),
+         b.getNamedAttr("l2_promotion",
+                        b.getI64IntegerAttr(spec.l2Promotion))}));
+    operands.push_back(UnrealizedConversionCastOp::create(
+                           b, loc, LLVM::LLVMPointerType::get(ctx), descriptor)
+                           .getResult(0));
+    names.push_back(
+        b.getStringAttr("tmap_" + names[spec.source].str()).getValue());
+  }
 
   // The kernel.
   SmallVector<Type> argTypes;
@@ -264,6 +306,11 @@ LogicalResult attnfuse::convertAttentionToGPU(
   func->setAttr("attn.grid", kb.getDenseI64ArrayAttr(grid));
   func->setAttr("attn.block", kb.getDenseI64ArrayAttr(block));
   func->setAttr("attn.args", kb.getStrArrayAttr(names));
+  // What a launcher needs to encode the tensor maps (the host's
+  // nvgpu.tma.create.descriptor ops, for launchers that do not run the host
+  // code: attnfuse-run, the C API's kernels, bench/extract_kernels.py).
+  if (!tensorMapAttrs.empty())
+    func->setAttr("attn.tensor_maps", kb.getArrayAttr(tensorMapAttrs));
   func->setAttr("attn.config",
                 kb.getDenseI64ArrayAttr({cfg.blockQ, cfg.blockK,
                                          cfg.threadsPerRow, cfg.chunk}));

@@ -37,6 +37,17 @@ constexpr double kLn2 = 0.6931471805599453;
 /// log2-domain value, -1.44e38, is finite in f32.
 constexpr double kLowestScore = -1e38;
 
+/// A tensor map a kernel takes: a TMA view of its operand `source` (0: Q,
+/// 1: K, 2: V; a contiguous [B, H, N, D] buffer) in boxes of `box` elements
+/// (outermost first), written to shared memory with the swizzle of `swizzle`
+/// bytes (0, 32, 64 or 128), with L2 promotion of `l2Promotion` bytes (0,
+/// 64, 128 or 256); out-of-bounds elements read as zeros.
+struct TensorMapSpec {
+  unsigned source;
+  SmallVector<int64_t, 4> box;
+  int64_t swizzle, l2Promotion;
+};
+
 /// The static facts of one kernel.
 struct KernelPlan {
   AttentionOp op;
@@ -61,13 +72,19 @@ struct KernelPlan {
   /// tensors it reads with tensor.extract, scalars), passed as kernel
   /// arguments.
   SmallVector<Value> captures;
+  /// The tensor maps the kernel takes (KernelFamily::getTensorMaps), after
+  /// its other arguments.
+  SmallVector<TensorMapSpec> tensorMaps;
 };
 
 /// The kernel's arguments, in the order convert-attn-to-gpu passes them:
-/// Q, K, V, [bias], [keep], [seed], [captures...], O, lse.
+/// Q, K, V, [bias], [keep], [seed], [captures...], O, lse, [tensor maps...].
 struct KernelArgs {
   Value q, key, value, bias, keep, seed, out, lse;
   SmallVector<Value> captureArgs;
+  /// Pointers to the tensor maps of plan.tensorMaps (128-byte CUtensorMap
+  /// objects in global memory).
+  SmallVector<Value> tensorMapArgs;
   /// The score_mod region's captures mapped to the kernel's values
   /// (mapCaptures), for buildMaskedScore.
   IRMapping captureMap;
@@ -87,6 +104,8 @@ struct KernelArgs {
       captureArgs.push_back(args[next++]);
     out = args[next++];
     lse = args[next++];
+    for (size_t i = 0; i < plan.tensorMaps.size(); ++i)
+      tensorMapArgs.push_back(args[next++]);
   }
   /// Maps each capture of `plan` to its kernel argument, a captured tensor
   /// to the tensor of its buffer (the region reads it with tensor.extract;

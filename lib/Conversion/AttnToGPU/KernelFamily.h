@@ -56,6 +56,12 @@ public:
                                                 MLIRContext *ctx) const {
     return {};
   }
+  /// The tensor maps the kernel of `plan` (options resolved) takes (none by
+  /// default); the host creates them (nvgpu.tma.create.descriptor).
+  virtual SmallVector<TensorMapSpec>
+  getTensorMaps(const KernelPlan &plan) const {
+    return {};
+  }
   /// One CTA per (query block, batch * head), plan.threads threads; see
   /// KernelPlan::headsFastest for the grid order.
   virtual LaunchShape getLaunchShape(const KernelPlan &plan) const;

@@ -53,6 +53,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
 #include <limits>
 #include <tuple>
 
@@ -162,12 +163,23 @@ public:
                ArrayRef<BlockArgument> args)
       : KernelArgs(plan, args), plan(plan), b(b), loc(loc), k{b, loc},
         layout(plan), kBK(plan.cfg.blockK), kThreads(plan.threads),
-        kStages(plan.cfg.stages), tail(plan.Nk % plan.cfg.blockK != 0) {
+        kStages(plan.cfg.stages), tail(plan.Nk % plan.cfg.blockK != 0),
+        tma(!plan.tensorMaps.empty()) {
     elt = plan.elementType;
   }
   void emit();
 
 private:
+  /// Loads rows row0 + [0, tile.lines) of operand `source` (0: Q, 1: K, 2:
+  /// V) of head `h`, their first `width` columns, into the tile at byte
+  /// `offset` of the shared buffer and signals the full mbarrier `full` as
+  /// they land: by TMA, one copy per panel issued by this thread (rows past
+  /// the operand's end and the padding columns read as zeros), or by
+  /// cp.async of the producer warpgroup (copyRows; rows clamped to
+  /// `lastRow` when given).
+  void loadTile(KB &e, unsigned source, Value h, Value row0, Value lastRow,
+                int64_t width, const TileLayout &tile, Value offset,
+                Value full);
   /// cp.async by the producer warpgroup of rows row0 + [0, lines) of `src`
   /// (clamped to `lastRow` when given) of head `h`, their first `width`
   /// columns, into the tile `tile` at element offset `base` of the shared
@@ -238,6 +250,8 @@ private:
   /// (1 + s), V full (1 + S + s), K empty (1 + 2S + s), V empty (1 + 3S + s)
   /// of stage s; Q empty (1 + 4S).
   Value barrier(KB &e, Value index);
+  /// The shared-memory address of mbarrier `index` (barrier's).
+  Value barrierAddress(KB &e, Value index);
   Value i32Constant(KB &e, int64_t v);
   /// mbarrier.try_wait.parity on barrier `index` until the phase of
   /// `parity` completed.
@@ -245,6 +259,10 @@ private:
   /// fence.proxy.async.shared::cta: this thread's generic-proxy writes
   /// (cp.async, stores) before the tensor cores' async-proxy reads.
   void proxyFence(KB &e);
+  /// Waits on the full barrier `index` (waitBarrier) for a tile the
+  /// tensor cores read next: cp.async's copies then need a proxyFence, TMA's
+  /// are async-proxy writes already.
+  void waitLanded(KB &e, Value index, Value parity);
   /// wgmma.wait_group `pending`, the accumulators `acc` through it.
   SmallVector<Value> waitGroup(KB &e, ArrayRef<Value> acc, int pending = 0);
 
@@ -259,7 +277,9 @@ private:
   Value tid, buf, bufAddress;
   /// Keys per block, threads of the CTA, K/V pipeline stages.
   const int64_t kBK, kThreads, kStages;
-  const bool tail;
+  /// Whether the keys end in a partial block; whether the producer loads by
+  /// TMA (the kernel takes tensor maps of Q, K and V: usesTma).
+  const bool tail, tma;
 };
 
 /// Emits `fn` under scf.if `cond`.
@@ -274,6 +294,47 @@ static void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn) {
 static Value isEqual(KB &e, Value x, int64_t c) {
   return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
                                e.idx(c));
+}
+
+void WgmmaEmitter::loadTile(KB &e, unsigned source, Value h, Value row0,
+                            Value lastRow, int64_t width,
+                            const TileLayout &tile, Value offset, Value full) {
+  if (!tma) {
+    copyRows(e, std::array<Value, 3>{q, key, value}[source], h, row0, lastRow,
+             width, tile, e.divu(offset, 2));
+    signalFull(e, full, width);
+    return;
+  }
+  // The barrier completes once the bytes of every box landed (the boxes'
+  // out-of-bounds elements count).
+  NVVM::MBarrierArriveExpectTxOp::create(
+      e.b, e.loc, Type(), barrier(e, full), i32Constant(e, tile.bytes()),
+      NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+  auto i32 = [&](Value v) -> Value {
+    return arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), v);
+  };
+  // A box is one panel of the tile (TensorMapSpec of getTensorMaps);
+  // coordinates innermost first: column, row, head, batch. Inline PTX with
+  // 32-bit shared-memory addresses: MLIR 22's
+  // nvvm.cp.async.bulk.tensor.shared.cluster.global takes a 64-bit
+  // shared::cluster pointer, and the producer thread, at 32 registers
+  // (setmaxnreg), then spilled (8 bytes at d = 64, 3 consumer warpgroups).
+  Value fullAddress = i32(barrierAddress(e, full));
+  for (int64_t p = 0; p < tile.lineBytes / tile.panel; ++p) {
+    Value dst =
+        i32(e.add(bufAddress, e.add(offset, e.idx(p * tile.panelStride()))));
+    LLVM::InlineAsmOp::create(
+        e.b, e.loc, TypeRange{},
+        ValueRange{dst, tensorMapArgs[source],
+                   i32Constant(e, p * tile.panel / 2), i32(row0), i32(h),
+                   i32(bi), fullAddress},
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
+        "complete_tx::bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
+        "r,l,r,r,r,r,r,~{memory}", /*has_side_effects=*/true,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+  }
 }
 
 void WgmmaEmitter::copyRows(KB &e, Value src, Value h, Value row0,
@@ -504,11 +565,14 @@ SmallVector<Value> WgmmaEmitter::wgmmaRegisterA(KB &e, ArrayRef<Value> acc,
   return accumulatorAsm(e, asmString, acc, extra, "r,r,r,r,l");
 }
 
+Value WgmmaEmitter::barrierAddress(KB &e, Value index) {
+  return e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
+               e.mul(index, e.idx(8)));
+}
+
 Value WgmmaEmitter::barrier(KB &e, Value index) {
-  Value address = e.add(e.add(bufAddress, e.idx(layout.barrierOffset())),
-                        e.mul(index, e.idx(8)));
-  Value i64 =
-      arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(), address);
+  Value i64 = arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(),
+                                           barrierAddress(e, index));
   return LLVM::IntToPtrOp::create(
       e.b, e.loc, LLVM::LLVMPointerType::get(e.b.getContext(), 3), i64);
 }
@@ -529,6 +593,12 @@ void WgmmaEmitter::proxyFence(KB &e) {
       e.b, e.loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(e.b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
+}
+
+void WgmmaEmitter::waitLanded(KB &e, Value index, Value parity) {
+  waitBarrier(e, index, parity);
+  if (!tma)
+    proxyFence(e);
 }
 
 Value WgmmaEmitter::hasBlocks(KB &e, const Tile &tl) {
@@ -595,59 +665,74 @@ SmallVector<Value> WgmmaEmitter::forEachTile(
 void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   int64_t D = plan.D, Dv = plan.Dv;
-  KB p{pb, loc};
+  KB top{pb, loc};
   NVVM::SetMaxRegisterOp::create(pb, loc, registers,
                                  NVVM::SetMaxRegisterAction::decrease);
   // Carried: the K/V blocks loaded so far (the next block's place in the
   // ring).
-  forEachTile(
-      p, ValueRange{p.idx(0)},
-      [&](KB &x, const Tile &tl, ValueRange iter) -> SmallVector<Value> {
-        Value kbBase = x.sub(tl.kbBegin, iter[0]);
-        // Q once the consumers are done with the last tile's (its S).
-        ifThen(x, x.ult(x.idx(0), tl.round), [&](KB &y) {
-          waitBarrier(y, y.idx(1 + 4 * kStages),
-                      y.remu(y.sub(tl.round, y.idx(1)), 2));
+  auto tiles = [&](KB &p) {
+    forEachTile(
+        p, ValueRange{p.idx(0)},
+        [&](KB &x, const Tile &tl, ValueRange iter) -> SmallVector<Value> {
+          Value kbBase = x.sub(tl.kbBegin, iter[0]);
+          // Q once the consumers are done with the last tile's (its S).
+          ifThen(x, x.ult(x.idx(0), tl.round), [&](KB &y) {
+            waitBarrier(y, y.idx(1 + 4 * kStages),
+                        y.remu(y.sub(tl.round, y.idx(1)), 2));
+          });
+          loadTile(x, 0, hi, tl.q0, x.idx(plan.Nq - 1), D, qt, x.idx(0),
+                   x.idx(0));
+          scf::ForOp::create(
+              x.b, x.loc, tl.kbBegin, tl.kbEnd, x.idx(1), ValueRange{},
+              [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
+                KB e{lb, ll};
+                Value i = e.sub(kb, kbBase);
+                Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
+                auto waitEmpty = [&](int64_t first) {
+                  ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &y) {
+                    waitBarrier(y, y.add(y.idx(first), stage),
+                                y.remu(y.sub(round, y.idx(1)), 2));
+                  });
+                };
+                Value k0 = e.mul(kb, e.idx(kBK));
+                Value last = tail ? e.idx(plan.Nk - 1) : Value();
+                // Rows k0 .. of `src` into the stage of the tile at `offset`,
+                // once its `empty` barrier allows; signals `full` as the
+                // copies land.
+                auto fill = [&](unsigned source, int64_t width,
+                                const TileLayout &tile, int64_t offset,
+                                int64_t stageBytes, int64_t full,
+                                int64_t empty) {
+                  waitEmpty(empty);
+                  loadTile(
+                      e, source, kvh, k0, last, width, tile,
+                      e.add(e.idx(offset), e.mul(stage, e.idx(stageBytes))),
+                      e.add(e.idx(full), stage));
+                };
+                fill(1, D, kt, layout.kOffset(), layout.kStage(), 1,
+                     1 + 2 * kStages);
+                fill(2, Dv, vt, layout.vOffset(), layout.vStage(), 1 + kStages,
+                     1 + 3 * kStages);
+                scf::YieldOp::create(lb, ll);
+              });
+          return {ringAfter(x, tl, kbBase)};
         });
-        copyRows(x, q, hi, tl.q0, x.idx(plan.Nq - 1), D, qt, x.idx(0));
-        signalFull(x, x.idx(0), D);
-        scf::ForOp::create(
-            x.b, x.loc, tl.kbBegin, tl.kbEnd, x.idx(1), ValueRange{},
-            [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
-              KB e{lb, ll};
-              Value i = e.sub(kb, kbBase);
-              Value stage = e.remu(i, kStages), round = e.divu(i, kStages);
-              auto waitEmpty = [&](int64_t first) {
-                ifThen(e, e.ult(e.idx(kStages - 1), i), [&](KB &y) {
-                  waitBarrier(y, y.add(y.idx(first), stage),
-                              y.remu(y.sub(round, y.idx(1)), 2));
-                });
-              };
-              Value k0 = e.mul(kb, e.idx(kBK));
-              Value last = tail ? e.idx(plan.Nk - 1) : Value();
-              // Rows k0 .. of `src` into the stage of the tile at `offset`,
-              // once its `empty` barrier allows; signals `full` as the
-              // copies land.
-              auto fill = [&](Value src, int64_t width, const TileLayout &tile,
-                              int64_t offset, int64_t stageBytes, int64_t full,
-                              int64_t empty) {
-                waitEmpty(empty);
-                copyRows(e, src, kvh, k0, last, width, tile,
-                         e.divu(e.add(e.idx(offset),
-                                      e.mul(stage, e.idx(stageBytes))),
-                                2));
-                signalFull(e, e.add(e.idx(full), stage), width);
-              };
-              fill(key, D, kt, layout.kOffset(), layout.kStage(), 1,
-                   1 + 2 * kStages);
-              fill(value, Dv, vt, layout.vOffset(), layout.vStage(),
-                   1 + kStages, 1 + 3 * kStages);
-              scf::YieldOp::create(lb, ll);
-            });
-        return {ringAfter(x, tl, kbBase)};
-      });
-  // No copy outlives the producer.
-  NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
+  };
+  if (!tma) {
+    tiles(top);
+    // No copy outlives the producer.
+    NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
+    return;
+  }
+  // TMA: one thread issues every copy (the barriers complete on the bytes,
+  // not on arrivals); the tensor maps are fetched ahead of the first.
+  ifThen(top, isEqual(top, tid, 0), [&](KB &x) {
+    for (Value map : tensorMapArgs)
+      NVVM::PrefetchOp::create(x.b, x.loc, NVVM::PrefetchCacheLevelAttr(),
+                               NVVM::CacheEvictionPriorityAttr(), map, Value(),
+                               /*tensormap=*/true);
+    tiles(x);
+  });
 }
 
 // The consumer warpgroups (`wgAll`: the warpgroup index, 1 ..).
@@ -730,8 +815,7 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     rows.push_back(row);
     rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
   }
-  waitBarrier(c, c.idx(0), c.remu(tl.round, 2));
-  proxyFence(c);
+  waitLanded(c, c.idx(0), c.remu(tl.round, 2));
 
   const ScoreScaling scaling(plan.op);
   const int64_t kP = kBK / 16;
@@ -756,15 +840,13 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     return acc;
   };
   auto waitKeys = [&](KB &e, Value kb) {
-    waitBarrier(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
-    proxyFence(e);
+    waitLanded(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
   };
   // Issues O += P V of block kb once its V landed (not waited for).
   auto issueValues = [&](KB &e, Value kb, ArrayRef<Value> pRegs,
                          ArrayRef<Value> o) {
     Value stage = stageOf(e, kb);
-    waitBarrier(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
-    proxyFence(e);
+    waitLanded(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
     Value vStageDesc = advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
     SmallVector<Value> acc(o);
     for (int64_t ks = 0; ks < kP; ++ks)
@@ -965,21 +1047,27 @@ void WgmmaEmitter::emit() {
       NVVM::MBarrierInitOp::create(x.b, x.loc, barrier(x, x.idx(index)),
                                    i32Constant(x, count), Value());
     };
-    init(0, kProducerThreads);
+    // A full barrier takes the producer's 128 cp.async arrivals, or the
+    // one arrive.expect_tx of its TMA thread.
+    const int64_t loaders = tma ? 1 : kProducerThreads;
+    init(0, loaders);
     for (int64_t st = 0; st < kStages; ++st) {
-      init(1 + st, kProducerThreads);
-      init(1 + kStages + st, kProducerThreads);
+      init(1 + st, loaders);
+      init(1 + kStages + st, loaders);
       init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
       init(1 + 3 * kStages + st, 32 * plan.cfg.warps);
     }
     init(1 + 4 * kStages, 32 * plan.cfg.warps);
     NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
   });
-  zeroPadding(layout.q, D, 0, 1, 0);
-  zeroPadding(layout.k, D, layout.kOffset(), kStages, layout.kStage());
-  zeroPadding(layout.v, Dv, layout.vOffset(), kStages, layout.vStage());
-  if (Dp != D || Dvp != Dv)
+  // (TMA reads the padding columns as zeros: they are past the operand's
+  // head dim.)
+  if (!tma && (Dp != D || Dvp != Dv)) {
+    zeroPadding(layout.q, D, 0, 1, 0);
+    zeroPadding(layout.k, D, layout.kOffset(), kStages, layout.kStage());
+    zeroPadding(layout.v, Dv, layout.vOffset(), kStages, layout.vStage());
     proxyFence(k);
+  }
   gpu::BarrierOp::create(b, loc);
 
   // Registers: the producer gives up what the consumers take (one branch
@@ -1022,6 +1110,20 @@ public:
                                int64_t sharedLimit) const override;
   int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
     return SharedLayout(plan).total();
+  }
+  /// With the tma option and head dims that are multiples of 8 (TMA's
+  /// global strides are multiples of 16 bytes): one map per operand whose
+  /// box is a panel of its tile (TileLayout), in the tile's swizzle.
+  SmallVector<TensorMapSpec>
+  getTensorMaps(const KernelPlan &plan) const override {
+    if (!plan.cfg.tma || plan.D % 8 != 0 || plan.Dv % 8 != 0)
+      return {};
+    SharedLayout layout(plan);
+    auto map = [](unsigned source, const TileLayout &tile) {
+      return TensorMapSpec{
+          source, {1, 1, tile.lines, tile.panel / 2}, tile.panel, 256};
+    };
+    return {map(0, layout.q), map(1, layout.k), map(2, layout.v)};
   }
   /// A persistent grid: min(tiles, persistent-ctas) CTAs (forEachTile), or
   /// one per tile with persistent-ctas = -1; x alone.

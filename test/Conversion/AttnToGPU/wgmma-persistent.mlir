@@ -14,7 +14,7 @@
 
 // CHECK-LABEL: gpu.func @attn_fwd_0(
 // CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
-// CHECK-COUNT-9: nvvm.mbarrier.init %{{.+}}, %c{{128|256}}_i32
+// CHECK-COUNT-9: nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
 // The producer: rounds of gridDim.x tiles, this CTA's tile of a round
@@ -27,7 +27,7 @@
 // CHECK:           arith.select %{{.+}}, %{{.+}}, %[[CTA]]
 // CHECK:           scf.if %{{.+}} -> (index)
 // CHECK:             nvvm.mbarrier.try_wait.parity
-// CHECK:             nvvm.cp.async.mbarrier.arrive
+// CHECK:             nvvm.mbarrier.arrive.expect_tx
 // The consumers.
 // CHECK:         scf.for %{{.+}} = %c0{{.*}} to %{{.+}} step %c1{{.*}} iter_args(
 // CHECK:           scf.if %{{.+}} -> (index)

@@ -4,6 +4,9 @@
 // registers for O, accumulators tied through wgmma.wait_group), its
 // option errors, the fallback remarks, and the PTX of the first kernel
 // (ptxas: no spills, no warnings; the other defaults: wgmma-no-spills.mlir).
+// The producer loads by TMA: the host creates a tensor map per operand
+// (upstream's nvgpu.tma.create.descriptor), the kernel takes pointers to
+// them; with tma=false by cp.async.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma warps=12 stages=3 block-k=32" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W12
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma warps=4" -split-input-file 2>&1 | FileCheck %s --check-prefix=W4
@@ -12,6 +15,7 @@
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chunk=64" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma stages=1" -split-input-file 2>&1 | FileCheck %s --check-prefix=S1
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_80" -split-input-file 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma tma=false" -split-input-file | FileCheck %s --check-prefix=CPASYNC
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -split-input-file -o %t.mlir 2>/dev/null
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma" -split-input-file -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
@@ -33,24 +37,36 @@
 // Causal: heads fastest, longest query blocks first. The consumers issue S
 // of block j with P V of block j - 1 (their turn taken on named barriers,
 // ping-pong), wait for S alone (wait_group 1), then for P V.
+// Tensor maps: a box is a 128-byte panel (64 elements) of 128 rows (Q's
+// tile, a K or V block), in the 128-byte swizzle wgmma reads; K and V are
+// GQA's 2 heads. One producer thread issues the copies; a full barrier
+// takes its one arrive.expect_tx (of the tile's bytes) and completes on the
+// bytes.
 // CHECK-LABEL: func.func @causal_gqa
+// CHECK:       nvgpu.tma.create.descriptor %{{.+}} box[%c1, %c1{{.*}}, %c128, %c64] : memref<*xbf16> -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK:       builtin.unrealized_conversion_cast %{{.+}} : !nvgpu.tensormap.descriptor<{{.+}}> to !llvm.ptr
+// CHECK-COUNT-2: nvgpu.tma.create.descriptor
+// CHECK:       gpu.launch_func  @attn_kernels::@attn_fwd_0 {{.*}} args({{.*}} : memref<1x8x1024x128xbf16>, %{{.+}} : memref<1x8x1024xf32>, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr)
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164944 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
+// CHECK-SAME:    attn.args = ["q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v"], attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164944 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
+// CHECK-SAME:    attn.tensor_maps = [{argument = 5 : i64, box = array<i64: 1, 1, 128, 64>, l2_promotion = 256 : i64, source = 0 : i64, swizzle = 128 : i64}, {argument = 6 : i64, {{.*}} source = 1 : i64{{.*}}}, {argument = 7 : i64, {{.*}} source = 2 : i64{{.*}}}]
 // CHECK:         memref.extract_aligned_pointer_as_index
-// CHECK:         nvvm.mbarrier.init
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
 // CHECK:         nvvm.fence.mbarrier.init
 // CHECK:         gpu.barrier
 // CHECK:         gpu.shuffle  idx
 // CHECK:         scf.if
 // CHECK-NEXT:      nvvm.setmaxregister  decrease 40
-// CHECK:           nvgpu.device_async_copy
-// CHECK:           nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
-// CHECK:           scf.for
-// CHECK:             nvvm.mbarrier.try_wait.parity
-// CHECK:             nvgpu.device_async_copy
-// CHECK:           nvvm.cp.async.wait.group 0
-// CHECK:         } else {
-// CHECK-NEXT:      nvvm.setmaxregister  increase 232
+// CHECK:           scf.if
+// CHECK-COUNT-3:     nvvm.prefetch tensormap
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c32768_i32
+// CHECK-COUNT-2:     llvm.inline_asm has_side_effects {{.*}} "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK:             scf.for
+// CHECK:               nvvm.mbarrier.try_wait.parity
+// CHECK:               nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2:       llvm.inline_asm has_side_effects {{.*}} "cp.async.bulk.tensor.4d
+// CHECK-NOT:       nvgpu.device_async_copy
+// CHECK:           nvvm.setmaxregister  increase 232
 // The matrix descriptors' fields besides the address (PTX ISA, "Matrix
 // Descriptor Format"): 128-byte swizzle (mode 1 << 62), 8 rows x 128 bytes
 // between row groups (64 << 32); K-major Q and K: leading offset unused
@@ -62,7 +78,7 @@
 // CHECK:           arith.cmpi slt
 // CHECK-NEXT:      scf.if
 // CHECK:             nvvm.mbarrier.try_wait.parity
-// CHECK:             nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NOT:         nvvm.fence.proxy
 // CHECK:             nvvm.barrier id = 
 // CHECK:             nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:     nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>
@@ -84,14 +100,31 @@
 // CHECK:             "wgmma.wait_group.sync.aligned 0;"
 // CHECK:             nvvm.mbarrier.arrive
 // W12: attn.block = array<i64: 512, 1, 1>, attn.config = array<i64: 192, 32, 1, 32>
+// With tma=false: the producer warpgroup's cp.async, each copy arriving on
+// the full barrier as it lands (128 arrivals); the consumers order the
+// copies (generic proxy) before wgmma's reads.
+// CPASYNC-LABEL: func.func @causal_gqa
+// CPASYNC-NOT:   nvgpu.tma.create.descriptor
+// CPASYNC:       nvvm.mbarrier.init %{{.+}}, %c128_i32
+// CPASYNC:       nvvm.setmaxregister  decrease 40
+// CPASYNC:       nvgpu.device_async_copy
+// CPASYNC:       nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
+// CPASYNC:       scf.for
+// CPASYNC:         nvvm.mbarrier.try_wait.parity
+// CPASYNC:         nvgpu.device_async_copy
+// CPASYNC:       nvvm.cp.async.wait.group 0
+// CPASYNC:       nvvm.setmaxregister  increase 232
+// CPASYNC:       nvvm.mbarrier.try_wait.parity
+// CPASYNC-NEXT:  nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // PTX: .entry attn_fwd_0(
 // PTX: .maxntid 384, 1, 1
 // PTX: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}232;
 // PTX: mbarrier.try_wait.parity
-// PTX: fence.proxy.async.shared::cta
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}40;
-// PTX: cp.async.mbarrier.arrive.noinc
+// PTX: prefetch.tensormap
+// PTX: mbarrier.arrive.expect_tx.shared.b64
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTXAS-NOT: warning
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 // The CTA's register pool is 168 x 384 (setmaxnreg's split needs exactly it).

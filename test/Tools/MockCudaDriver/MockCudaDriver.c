@@ -5,7 +5,8 @@
  * loads accept any image, and launches only print what they were asked to do
  * ("mock-cuda: launch NAME grid=X,Y,Z block=X,Y,Z shared=N") on stderr;
  * with MOCK_CUDA_LOG_COPIES set, so do the copies to the device
- * ("mock-cuda: copy to device N bytes, first word 0xW"). The
+ * ("mock-cuda: copy to device N bytes, first word 0xW"). Tensor maps
+ * print what they encode ("mock-cuda: tensor map ..."). The
  * lit tests put it first on LD_LIBRARY_PATH to run the host side of
  * `attnfuse-run --target=cuda` (plans, buffers, launch configurations,
  * argument marshalling, the comparison) and of test/GPU/launch_kernel.py
@@ -76,5 +77,28 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
 }
 int cuGetErrorString(int error, const char **text) {
   *text = "mock-cuda error";
+  return 0;
+}
+/* Prints what it was asked to encode (arrays innermost first, as passed)
+ * and writes a map whose first word is the global address. */
+int cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *address,
+                           const unsigned long long *dims,
+                           const unsigned long long *strides,
+                           const unsigned *box, const unsigned *elementStrides,
+                           int interleave, int swizzle, int l2Promotion,
+                           int oobFill) {
+  unsigned i;
+  memset(map, 0, 128);
+  memcpy(map, &address, sizeof(address));
+  fprintf(stderr, "mock-cuda: tensor map dtype=%d rank=%u dims=", type, rank);
+  for (i = 0; i < rank; ++i)
+    fprintf(stderr, "%s%llu", i ? "," : "", dims[i]);
+  fprintf(stderr, " strides=");
+  for (i = 0; i + 1 < rank; ++i)
+    fprintf(stderr, "%s%llu", i ? "," : "", strides[i]);
+  fprintf(stderr, " box=");
+  for (i = 0; i < rank; ++i)
+    fprintf(stderr, "%s%u", i ? "," : "", box[i]);
+  fprintf(stderr, " swizzle=%d l2=%d\n", swizzle, l2Promotion);
   return 0;
 }
