@@ -11,15 +11,18 @@
 //   block, batch * head) in the order of the other families' grid, so the
 //   producer loads the next tile's Q and K/V while the consumers finish the
 //   last (forEachTile; the K/V ring and the Q barriers run on across tiles).
-//   The producer copies Q per tile, once the consumers freed it (Q empty
-//   mbarrier), and the K and V blocks of BK keys into a ring
-//   of S stages by cp.async, in the swizzled layouts wgmma reads
-//   (TileLayout), each copy signalling its full mbarrier as it lands
+//   The producer loads Q per tile, once the consumers freed it (Q empty
+//   mbarrier), and the K and V blocks of BK keys into a ring of S stages, in
+//   the swizzled layouts wgmma reads (TileLayout): by TMA, one thread
+//   issuing a tile's boxes from the tensor maps the kernel takes (the full
+//   mbarrier completes on the bytes), or, with tma=false and for head dims
+//   that are not multiples of 8, by cp.async of the warpgroup, each copy
+//   signalling the full mbarrier as it lands
 //   (cp.async.mbarrier.arrive.noinc); it refills a stage's K (V) once every
 //   consumer thread arrived on its K (V) empty mbarrier.
-//   A consumer warpgroup, per key block j: waits for K_j (then
-//   fence.proxy.async: the copies are generic-proxy writes, wgmma reads
-//   through the async proxy), issues S_j = Q K_j^T (nvvm.wgmma.mma_async,
+//   A consumer warpgroup, per key block j: waits for K_j (after cp.async
+//   also fence.proxy.async: those copies are generic-proxy writes, wgmma
+//   reads through the async proxy), issues S_j = Q K_j^T (nvvm.wgmma.mma_async,
 //   both operands in shared memory, K-major) and O += P_{j-1} V_{j-1}
 //   (register-A wgmma, inline PTX: MLIR 22 has none; V N-major), waits for
 //   S_j alone, frees K_j, runs the softmax of block j while P V runs, waits
