@@ -22,10 +22,10 @@ r = attnfuse.compile(SOURCE, target="cuda", chip="sm_90a")
 print("kernel %s: ELF %s, grid positive %s, block positive %s" % (
     kernel.name, kernel.binary[:4] == b"\x7fELF",
     all(g > 0 for g in kernel.grid), all(b > 0 for b in kernel.block)))
-# Q, K, V, O, lse and, as the sm_90a kernel loads Q, K and V by TMA, a
-# tensor map of each: the launcher encodes them (cuda_launch.launch takes
-# the other five), from what tensor_maps says.
-# CHECK: arguments ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr']
+# Q, K, V, O, lse and, as the sm_90a kernel loads Q, K and V and stores O
+# by TMA, a tensor map of each: the launcher encodes them
+# (cuda_launch.launch takes the other five), from what tensor_maps says.
+# CHECK: arguments ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr']
 print("arguments", kernel.argument_types)
 for m in kernel.tensor_maps:
     print("tensor map %(argument)d of %(source)d: %(dtype)s %(dims)s box "
@@ -33,6 +33,7 @@ for m in kernel.tensor_maps:
 # CHECK-NEXT: tensor map 5 of 0: bf16 [1, 4, 256, 64] box [1, 1, {{[0-9]+}}, 64] swizzle 128 l2 {{[0-9]+}}
 # CHECK-NEXT: tensor map 6 of 1: bf16 [1, 1, 256, 64] box [1, 1, {{[0-9]+}}, 64] swizzle 128 l2 {{[0-9]+}}
 # CHECK-NEXT: tensor map 7 of 2: bf16 [1, 1, 256, 64] box [1, 1, {{[0-9]+}}, 64] swizzle 128 l2 {{[0-9]+}}
+# CHECK-NEXT: tensor map 8 of 3: bf16 [1, 4, 256, 64] box [1, 1, 64, 64] swizzle 128 l2 {{[0-9]+}}
 # CHECK-NEXT: Kernel(attn_fwd_0, {{.*}}, tensor_maps=[{'argument': 5,
 print(repr(kernel))
 

@@ -79,10 +79,11 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Three instruction families; `mma=auto` (the default) picks by `chip`:
     `wgmma` on sm_90a (bf16/f16, head dims up to 256; those that are not
     multiples of 8 copied element by element): FlashAttention-3's
-    structure, a producer warpgroup filling a ring of K/V stages (cp.async,
-    mbarriers) and consumer warpgroups issuing wgmma.mma_async from swizzled
-    shared memory, P in registers, softmax overlapped with the products,
-    setmaxnreg, ping-pong, a persistent grid; `mma_sync` below
+    structure, a producer warpgroup filling a ring of K/V stages (TMA, or
+    cp.async with tma=false; mbarriers) and consumer warpgroups issuing
+    wgmma.mma_async from swizzled shared memory, P in registers, softmax
+    overlapped with the products, setmaxnreg, ping-pong, O by TMA stores,
+    a persistent grid; `mma_sync` below
     sm_90a (same types and head dims): FlashAttention-2's structure on
     tensor cores (mma.sync m16n8k16, f32 accumulators), 4 warps, Q and
     cp.async K/V stages in shared memory, ldmatrix, P kept in registers;
@@ -91,14 +92,16 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     with a remark. The blocks that every row sees whole run a loop without
     per-element mask. Options left at 0 take defaults per head dimension
     and features. The kernel's arguments: Q, K, V, [bias], [keep], [seed],
-    [score_mod captures], O, lse. See docs/GPU.md.
+    [score_mod captures], O, lse, [tensor maps of Q, K, V, O: the wgmma
+    family's TMA]. See docs/GPU.md.
 
     Besides the options below, the pass takes the kernel options declared
     once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
     forwarded by attn-lower-to-nvvm-pipeline): `chip`, `mma`, `block-q`,
     `block-k`, `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`,
-    `stages`, `persistent-ctas`, `lazy-rescale`, `shared-memory-limit`
-    (`attnfuse-opt --help` lists them with their meaning).
+    `stages`, `persistent-ctas`, `tma`, `tma-store`, `lazy-rescale`,
+    `shared-memory-limit` (`attnfuse-opt --help` lists them with their
+    meaning).
   }];
   let options = [
     Option<"kernelPrefix", "kernel-prefix", "std::string",

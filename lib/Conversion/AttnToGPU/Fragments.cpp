@@ -307,12 +307,10 @@ SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
       packOperand(e, elt, c1[0], c1[1]), packOperand(e, elt, c1[2], c1[3])};
 }
 
-void attnfuse::gpu_kernels::storeOutputs(KB &k, const KernelPlan &plan,
-                                         FragmentLayout ol,
-                                         ArrayRef<Value> state,
-                                         ArrayRef<Value> rows, Value bi,
-                                         Value hi, Value t, Value t2,
-                                         Value out, Value lse) {
+void attnfuse::gpu_kernels::storeOutputs(
+    KB &k, const KernelPlan &plan, FragmentLayout ol, ArrayRef<Value> state,
+    ArrayRef<Value> rows, Value bi, Value hi, Value t, Value t2, Value out,
+    Value lse, function_ref<void(KB &, Value, Value, Value)> storePair) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const int64_t R = ol.rows();
@@ -353,6 +351,10 @@ void attnfuse::gpu_kernels::storeOutputs(KB &k, const KernelPlan &plan,
             Value v = vector::FromElementsOp::create(s.b, s.loc, f2,
                                                      ValueRange{x, y});
             v = arith::TruncFOp::create(s.b, s.loc, pairType, v);
+            if (storePair) {
+              storePair(s, rows[rr], col, v);
+              return;
+            }
             vector::StoreOp::create(s.b, s.loc, v, out,
                                     ValueRange{bi, hi, rows[rr], col},
                                     /*nontemporal=*/false, llvm::MaybeAlign(4));

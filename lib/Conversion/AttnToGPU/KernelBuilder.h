@@ -37,8 +37,8 @@ constexpr double kLn2 = 0.6931471805599453;
 /// log2-domain value, -1.44e38, is finite in f32.
 constexpr double kLowestScore = -1e38;
 
-/// A tensor map a kernel takes: a TMA view of its operand `source` (0: Q,
-/// 1: K, 2: V; a contiguous [B, H, N, D] buffer) in boxes of `box` elements
+/// A tensor map a kernel takes: a TMA view of its argument `source` (a
+/// contiguous [B, H, N, D] buffer: Q, K, V or O) in boxes of `box` elements
 /// (outermost first), written to shared memory with the swizzle of `swizzle`
 /// bytes (0, 32, 64 or 128), with L2 promotion of `l2Promotion` bytes (0,
 /// 64, 128 or 256); out-of-bounds elements read as zeros.
@@ -88,6 +88,12 @@ struct KernelArgs {
   /// The score_mod region's captures mapped to the kernel's values
   /// (mapCaptures), for buildMaskedScore.
   IRMapping captureMap;
+  /// The index of O among the kernel's arguments.
+  static unsigned outIndex(const KernelPlan &plan) {
+    AttentionOp op = plan.op;
+    return 3 + (op.getBias() ? 1 : 0) + (op.getKeepMask() ? 1 : 0) +
+           (op.getSeed() ? 1 : 0) + plan.captures.size();
+  }
   KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args) {
     AttentionOp op = plan.op;
     unsigned next = 0;
@@ -102,6 +108,7 @@ struct KernelArgs {
       seed = args[next++];
     for (size_t i = 0; i < plan.captures.size(); ++i)
       captureArgs.push_back(args[next++]);
+    assert(next == outIndex(plan) && "outIndex disagrees");
     out = args[next++];
     lse = args[next++];
     for (size_t i = 0; i < plan.tensorMaps.size(); ++i)

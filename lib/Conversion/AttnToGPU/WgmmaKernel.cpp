@@ -138,23 +138,42 @@ struct TileLayout {
   }
 };
 
+/// Whether the producer loads Q, K and V by TMA: the tma option, and rows
+/// whose strides are multiples of 16 bytes (TMA's global strides).
+static bool loadsByTma(const KernelPlan &plan) {
+  return plan.cfg.tma && plan.D % 8 == 0 && plan.Dv % 8 == 0;
+}
+/// Whether the consumers store O by TMA (resolveOptions turns tma-store off
+/// where the staging tile does not fit).
+static bool storesByTma(const KernelPlan &plan) {
+  return loadsByTma(plan) && plan.cfg.tmaStore;
+}
+
 /// Bytes of dynamic shared memory: 1024 of slack to align the tiles, Q,
-/// the K stages, the V stages, then the mbarriers of the pipeline.
+/// the K stages, the V stages, [O's staging tile,] then the mbarriers of
+/// the pipeline.
 struct SharedLayout {
-  TileLayout q, k, v;
+  TileLayout q, k, v, o;
   int64_t stages;
+  /// Whether O goes through shared memory (the tile `o`, after the V
+  /// stages) to TMA stores.
+  bool stagedOutput;
   explicit SharedLayout(const KernelPlan &plan)
       : q(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.D)),
         k(plan.cfg.blockK, 2 * paddedHeadDim(plan.D)),
         v(plan.cfg.blockK, 2 * paddedHeadDim(plan.Dv)),
-        stages(plan.cfg.stages) {}
+        o(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.Dv)),
+        stages(plan.cfg.stages), stagedOutput(storesByTma(plan)) {}
   int64_t kOffset() const { return llvm::alignTo(q.bytes(), 1024); }
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
+  int64_t oOffset() const { return vOffset() + stages * vStage(); }
   /// The mbarriers (8 bytes each): Q full, then per stage K full, V full,
   /// K empty and V empty, then Q empty.
-  int64_t barrierOffset() const { return vOffset() + stages * vStage(); }
+  int64_t barrierOffset() const {
+    return oOffset() + (stagedOutput ? llvm::alignTo(o.bytes(), 1024) : 0);
+  }
   int64_t total() const {
     return 1024 + barrierOffset() + 8 * (2 + 4 * stages);
   }
@@ -234,6 +253,13 @@ private:
   /// it; returns the number after it.
   Value emitConsumerTile(KB &c, const Tile &tl, Value ring,
                          const ConsumerThread &th);
+  /// The epilogue through shared memory (SharedLayout::stagedOutput): the
+  /// warpgroup's O rows (storeOutputs' pairs; `state` and `rows` as there)
+  /// into its rows of the staging tile, then one TMA store per panel by its
+  /// first thread, which the next tile's epilogue waits for (read) before
+  /// writing the rows again.
+  void storeStagedOutputs(KB &c, const Tile &tl, ArrayRef<Value> state,
+                          ArrayRef<Value> rows, const ConsumerThread &th);
   /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
   /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates)
   /// with loop-carried `init`: `body` gets the tile, whose bi, hi and kvh it
@@ -775,6 +801,11 @@ void WgmmaEmitter::emitConsumers(OpBuilder &ob, Value wgAll,
               [&](KB &c, const Tile &tl, ValueRange iter) {
                 return SmallVector<Value>{emitConsumerTile(c, tl, iter[0], th)};
               });
+  // The last O stores complete before the CTA (its shared memory) ends.
+  if (layout.stagedOutput)
+    ifThen(top, isEqual(top, top.remu(tid, 128), 0), [&](KB &x) {
+      NVVM::CpAsyncBulkWaitGroupOp::create(x.b, x.loc, 0, UnitAttr());
+    });
 }
 
 Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
@@ -1013,8 +1044,66 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   }
   SmallVector<Value> state(loopState.begin(), loopState.begin() + 4);
   state.append(last.getResults().begin(), last.getResults().end());
-  storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+  if (layout.stagedOutput)
+    storeStagedOutputs(c, tl, state, rows, th);
+  else
+    storeOutputs(c, plan, ol, state, rows, bi, hi, t, t2, out, lse);
   return ringAfter(c, tl, kbBase);
+}
+
+void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
+                                      ArrayRef<Value> state,
+                                      ArrayRef<Value> rows,
+                                      const ConsumerThread &th) {
+  const TileLayout &ot = layout.o;
+  const int64_t consumers = plan.cfg.warps / 4;
+  auto i32 = [&](KB &e, Value v) -> Value {
+    return arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), v);
+  };
+  // The warpgroup's own named barrier (after the ping-pong ones).
+  auto syncWarpgroup = [&] {
+    NVVM::BarrierOp::create(
+        c.b, c.loc, Type(), i32(c, c.add(th.wg, c.idx(1 + consumers))),
+        i32Constant(c, 128), NVVM::BarrierReductionAttr(), Value());
+  };
+  Value leader = isEqual(c, c.remu(tid, 128), 0);
+  ifThen(c, leader, [&](KB &x) {
+    NVVM::CpAsyncBulkWaitGroupOp::create(x.b, x.loc, 0, x.b.getUnitAttr());
+  });
+  syncWarpgroup();
+  storeOutputs(
+      c, plan, FragmentLayout{1, paddedHeadDim(plan.Dv) / 8}, state, rows, bi,
+      hi, th.t, th.t2, out, lse, [&](KB &s, Value row, Value col, Value pair) {
+        Value bytes =
+            s.add(ot.chunkOffset(s, s.sub(row, tl.q0), s.divu(col, 8)),
+                  s.mul(s.remu(col, 8), s.idx(2)));
+        vector::StoreOp::create(
+            s.b, s.loc, pair, buf,
+            ValueRange{s.divu(s.add(s.idx(layout.oOffset()), bytes), 2)},
+            /*nontemporal=*/false, llvm::MaybeAlign(4));
+      });
+  // The stores are generic-proxy writes, TMA reads through the async proxy.
+  proxyFence(c);
+  syncWarpgroup();
+  ifThen(c, leader, [&](KB &x) {
+    Value row0 = x.add(tl.q0, x.mul(th.wg, x.idx(64)));
+    for (int64_t p = 0; p < ot.lineBytes / ot.panel; ++p) {
+      Value src = x.add(
+          x.add(bufAddress, x.idx(layout.oOffset() + p * ot.panelStride())),
+          x.mul(th.wg, x.idx(64 * ot.panel)));
+      LLVM::InlineAsmOp::create(
+          x.b, x.loc, TypeRange{},
+          ValueRange{tensorMapArgs.back(), i32Constant(x, p * ot.panel / 2),
+                     i32(x, row0), i32(x, hi), i32(x, bi), i32(x, src)},
+          "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group "
+          "[$0, {$1, $2, $3, $4}], [$5];",
+          "l,r,r,r,r,r,~{memory}", /*has_side_effects=*/true,
+          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(x.b.getContext(), LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(x.b, x.loc);
+  });
 }
 
 void WgmmaEmitter::emit() {
@@ -1114,19 +1203,25 @@ public:
   int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
     return SharedLayout(plan).total();
   }
-  /// With the tma option and head dims that are multiples of 8 (TMA's
-  /// global strides are multiples of 16 bytes): one map per operand whose
-  /// box is a panel of its tile (TileLayout), in the tile's swizzle.
+  /// With TMA loads (loadsByTma): one map per operand whose box is a panel
+  /// of its tile (TileLayout), in the tile's swizzle; with TMA stores one
+  /// for O too.
   SmallVector<TensorMapSpec>
   getTensorMaps(const KernelPlan &plan) const override {
-    if (!plan.cfg.tma || plan.D % 8 != 0 || plan.Dv % 8 != 0)
+    if (!loadsByTma(plan))
       return {};
     SharedLayout layout(plan);
-    auto map = [](unsigned source, const TileLayout &tile) {
+    auto map = [](unsigned source, const TileLayout &tile, int64_t lines) {
       return TensorMapSpec{
-          source, {1, 1, tile.lines, tile.panel / 2}, tile.panel, 256};
+          source, {1, 1, lines, tile.panel / 2}, tile.panel, 256};
     };
-    return {map(0, layout.q), map(1, layout.k), map(2, layout.v)};
+    SmallVector<TensorMapSpec> maps = {map(0, layout.q, layout.q.lines),
+                                       map(1, layout.k, layout.k.lines),
+                                       map(2, layout.v, layout.v.lines)};
+    // O: a consumer warpgroup's 64 rows per store.
+    if (layout.stagedOutput)
+      maps.push_back(map(KernelArgs::outIndex(plan), layout.o, 64));
+    return maps;
   }
   /// A persistent grid: min(tiles, persistent-ctas) CTAs (forEachTile), or
   /// one per tile with persistent-ctas = -1; x alone.
@@ -1207,6 +1302,9 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   // The consumer warpgroups and the producer warpgroup.
   plan.threads = 32 * resolved.warps + kProducerThreads;
   auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
+  // O's staging tile only where it fits beside the other tiles (decided
+  // after them).
+  resolved.tmaStore = false;
   while (requested.blockK == 0 && sharedBytes() > sharedLimit &&
          resolved.blockK > 32) {
     resolved.blockK /= 2;
@@ -1221,6 +1319,9 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
                                       plan.Nk / resolved.blockK >= 3
                                   ? kSmsOfWgmmaChips
                                   : -1;
+  resolved.tmaStore = requested.tmaStore;
+  if (storesByTma(plan) && sharedBytes() > sharedLimit)
+    resolved.tmaStore = false;
   if (sharedBytes() > sharedLimit)
     return op.emitOpError()
            << "convert-attn-to-gpu: the wgmma kernel needs " << sharedBytes()

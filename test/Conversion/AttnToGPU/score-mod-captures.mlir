@@ -24,7 +24,7 @@ func.func @yields_constant(%q: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16>
 // CHECK-SAME:    %[[CAP:[a-z0-9]+]]: f32
 // CHECK:         gpu.launch_func @attn_kernels::@attn_fwd_0 {{.*}} args({{.*}}, %[[CAP]] : f32, {{.*}})
 // CHECK:       gpu.func @attn_fwd_0({{.*}}, %[[ARG:[a-z0-9]+]]: f32, %{{.*}}: memref<1x1x64x64xbf16>, %{{.*}}: memref<1x1x64xf32>{{.*}})
-// CHECK-SAME:    attn.args = ["q", "k", "v", "capture", "o", "lse", "tmap_q", "tmap_k", "tmap_v"]
+// CHECK-SAME:    attn.args = ["q", "k", "v", "capture", "o", "lse", "tmap_q", "tmap_k", "tmap_v", "tmap_o"]
 // CHECK:         arith.divf %{{.*}}, %[[ARG]] : f32
 func.func @captures_argument(%q: tensor<1x1x64x64xbf16>, %cap: f32) -> tensor<1x1x64x64xbf16> {
   %o = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>,

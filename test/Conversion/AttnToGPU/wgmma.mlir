@@ -33,7 +33,8 @@
 
 // A producer warpgroup and two consumer warpgroups of 64 rows, 128-key
 // blocks at d = 128; dynamic shared memory: 1024 (alignment) + Q 128 x 256
-// bytes + 2 stages x (K, V) 128 x 256 bytes + 9 mbarriers = 164936.
+// bytes + 2 stages x (K, V) 128 x 256 bytes + O's staging tile 128 x 256
+// bytes + 10 mbarriers = 197712.
 // Causal: heads fastest, longest query blocks first. The consumers issue S
 // of block j with P V of block j - 1 (their turn taken on named barriers,
 // ping-pong), wait for S alone (wait_group 1), then for P V.
@@ -45,11 +46,11 @@
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK:       nvgpu.tma.create.descriptor %{{.+}} box[%c1, %c1{{.*}}, %c128, %c64] : memref<*xbf16> -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
 // CHECK:       builtin.unrealized_conversion_cast %{{.+}} : !nvgpu.tensormap.descriptor<{{.+}}> to !llvm.ptr
-// CHECK-COUNT-2: nvgpu.tma.create.descriptor
-// CHECK:       gpu.launch_func  @attn_kernels::@attn_fwd_0 {{.*}} args({{.*}} : memref<1x8x1024x128xbf16>, %{{.+}} : memref<1x8x1024xf32>, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr)
+// CHECK-COUNT-3: nvgpu.tma.create.descriptor
+// CHECK:       gpu.launch_func  @attn_kernels::@attn_fwd_0 {{.*}} args({{.*}} : memref<1x8x1024x128xbf16>, %{{.+}} : memref<1x8x1024xf32>, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr)
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.args = ["q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v"], attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 164944 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
-// CHECK-SAME:    attn.tensor_maps = [{argument = 5 : i64, box = array<i64: 1, 1, 128, 64>, l2_promotion = 256 : i64, source = 0 : i64, swizzle = 128 : i64}, {argument = 6 : i64, {{.*}} source = 1 : i64{{.*}}}, {argument = 7 : i64, {{.*}} source = 2 : i64{{.*}}}]
+// CHECK-SAME:    attn.args = ["q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v", "tmap_o"], attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 197712 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
+// CHECK-SAME:    attn.tensor_maps = [{argument = 5 : i64, box = array<i64: 1, 1, 128, 64>, l2_promotion = 256 : i64, source = 0 : i64, swizzle = 128 : i64}, {argument = 6 : i64, {{.*}} source = 1 : i64{{.*}}}, {argument = 7 : i64, {{.*}} source = 2 : i64{{.*}}}, {argument = 8 : i64, box = array<i64: 1, 1, 64, 64>, l2_promotion = 256 : i64, source = 3 : i64, swizzle = 128 : i64}]
 // CHECK:         memref.extract_aligned_pointer_as_index
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
 // CHECK:         nvvm.fence.mbarrier.init
@@ -99,6 +100,19 @@
 // CHECK:             nvvm.mbarrier.arrive
 // CHECK:             "wgmma.wait_group.sync.aligned 0;"
 // CHECK:             nvvm.mbarrier.arrive
+// The epilogue through shared memory: the warpgroup's first thread waits
+// until the last tile's store has read the staging rows, the warpgroup
+// (named barrier 3 or 4, 128 threads) writes O's pairs there, fences them
+// for the async proxy, and the first thread issues one TMA store per
+// 128-byte panel of its 64 rows; the last stores complete before the end.
+// CHECK:           nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:           nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32{{.*}}
+// CHECK:           vector.store %{{.+}}, %{{.+}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:           nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32{{.*}}
+// CHECK-COUNT-2:   "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [$0, {$1, $2, $3, $4}], [$5];"
+// CHECK:           nvvm.cp.async.bulk.commit.group
+// CHECK:         nvvm.cp.async.bulk.wait_group 0{{$}}
 // W12: attn.block = array<i64: 512, 1, 1>, attn.config = array<i64: 192, 32, 1, 32>
 // With tma=false: the producer warpgroup's cp.async, each copy arriving on
 // the full barrier as it lands (128 arrivals); the consumers order the
@@ -121,6 +135,7 @@
 // PTX: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}232;
 // PTX: mbarrier.try_wait.parity
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
 // PTX: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}40;
 // PTX: prefetch.tensormap
 // PTX: mbarrier.arrive.expect_tx.shared.b64
