@@ -25,8 +25,11 @@ the timed launches do neither.
 
 usage: bench_attention.py [ARTIFACTS] [--json OUT] [--no-flex]
                           [--attnfuse-only] [--no-variants] [--only SUBSTR]
+       bench_attention.py [ARTIFACTS] --ab SUFFIX
 (--only: the configurations whose name contains SUBSTR, e.g. _lazy;
---attnfuse-only: no peers, for comparing attnfuse's own variants)
+--attnfuse-only: no peers, for comparing attnfuse's own variants; --ab:
+each bench configuration's kernel against its variant NAME+SUFFIX, timed
+alternately on the same inputs, speed ratio B/A as time A / time B)
 """
 import json
 import math
@@ -105,7 +108,50 @@ def feature_inputs(c, q, k, v):
     return extra, ref[0, 0]
 
 
+def ab(art, suffix, rounds=5):
+    """attnfuse's default kernel of each bench configuration (A) against its
+    variant NAME+suffix (B) on the same inputs, timed alternately (ABAB...,
+    `rounds` each): the GPU's clocks drift over a long run, so one timing of
+    each, minutes apart, can differ by 10% for identical kernels. Prints the
+    medians and B/A."""
+    manifest = json.load(open(os.path.join(art, "manifest.json")))
+    print(f"| config | A (default) | B ({suffix}) | B/A |")
+    print("|---|---|---|---|")
+    for c in manifest:
+        pa = os.path.join(art, c["name"] + ".json")
+        pb = os.path.join(art, c["name"] + suffix + ".json")
+        if c["role"] != "bench" or not (os.path.exists(pa) and
+                                        os.path.exists(pb)):
+            continue
+        B, H, Hkv, N, d = c["B"], c["Hq"], c["Hkv"], c["Nq"], c["D"]
+        dtype = {"f16": torch.float16}.get(c["dtype"], torch.bfloat16)
+        q = torch.randn(B, H, N, d, device="cuda", dtype=dtype)
+        k, v = (torch.randn(B, Hkv, N, d, device="cuda", dtype=dtype)
+                for _ in range(2))
+        extra = feature_inputs(c, q, k, v)[0] if (
+            c["bias"] or c["dropout"]) else []
+        times = {}
+        for name, path in (("A", pa), ("B", pb)):
+            kern = AttentionKernel(path)
+            out, lse = kern.output_buffers()
+            times[name] = (lambda kern=kern, out=out, lse=lse:
+                           kern(q, k, v, *extra, out=out, lse=lse), [])
+        for _ in range(rounds):
+            for name in ("A", "B"):
+                fn, ts = times[name]
+                ts.append(bench(fn, target_s=0.2))
+        ta, tb = (statistics.median(times[n][1]) for n in ("A", "B"))
+        print(f"| {c['name']} | {ta:.4f} ms | {tb:.4f} ms | {ta / tb:.3f} |",
+              flush=True)
+
+
 def main():
+    if "--ab" in sys.argv:
+        suffix = sys.argv[sys.argv.index("--ab") + 1]
+        rest = [a for a in sys.argv[1:] if not a.startswith("--")
+                and a != suffix]
+        ab(rest[0] if rest else os.path.join(ROOT, ".gpu-artifacts"), suffix)
+        return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     out_json = None
     if "--json" in sys.argv:

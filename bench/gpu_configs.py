@@ -237,10 +237,13 @@ for c in (0, 1):
                           (64, "s3", " stages=3"), (128, "s3", " stages=3")):
         BENCH.append(bench_cfg(f"bench_d{d}_n1024_c{c}_wgmma_{name}", d, 1024,
                                c, role="variant", opts=WGMMA + opts))
-# TMA's gain: the producer warpgroup's cp.async instead, on the grid.
+# TMA's gain: the producer warpgroup's cp.async instead, and O stored from
+# registers instead of by TMA, on the grid.
 for c in BENCH[:18]:
     BENCH.append(dict(c, name=c["name"] + "_cpasync", role="variant",
                       opts=WGMMA + " tma=false"))
+    BENCH.append(dict(c, name=c["name"] + "_nostore", role="variant",
+                      opts=WGMMA + " tma-store=false"))
 for k in (32, 96):
     BENCH.append(bench_cfg(f"bench_d128_n4096_c0_dropout_wgmma_bk{k}", 128,
                            4096, 0, dropout=0.1, role="variant",

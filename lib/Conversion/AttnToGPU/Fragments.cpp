@@ -324,13 +324,27 @@ void attnfuse::gpu_kernels::storeOutputs(
           l, gpu::ShuffleOp::create(b, loc, l, off, 32, gpu::ShuffleMode::XOR)
                  .getShuffleResult());
     Value inv = attn::buildNormalize(b, loc, k.f32(1), l);
+    // A staged tile's rows and columns are all written, those past Nq and
+    // Dv too (what a TMA store of the whole box reads; it writes only those
+    // inside O).
+    if (storePair) {
+      for (int64_t n = 0; n < ol.nTiles; ++n) {
+        int64_t base = 2 * R + ol.index(mt, n, 2 * r);
+        Value v = vector::FromElementsOp::create(
+            b, loc, f2,
+            ValueRange{k.fmul(state[base], inv), k.fmul(state[base + 1], inv)});
+        storePair(k, rows[rr], k.add(k.idx(8 * n), t2),
+                  arith::TruncFOp::create(b, loc, pairType, v));
+      }
+    }
     Value valid = k.ult(rows[rr], k.idx(plan.Nq));
     scf::IfOp::create(b, loc, valid, [&](OpBuilder &nb, Location nl) {
       KB e{nb, nl};
       // n-tiles past Dv are a padded head dim's zero columns. A pair is
       // one aligned store when Dv is even; an odd Dv takes one store per
       // element. Columns past Dv (an n-tile that Dv cuts) are not stored.
-      for (int64_t n = 0; n < ol.nTiles && 8 * n < plan.Dv; ++n) {
+      for (int64_t n = 0; n < ol.nTiles && 8 * n < plan.Dv && !storePair;
+           ++n) {
         int64_t base = 2 * R + ol.index(mt, n, 2 * r);
         Value x = e.fmul(state[base], inv);
         Value y = e.fmul(state[base + 1], inv);
@@ -351,10 +365,6 @@ void attnfuse::gpu_kernels::storeOutputs(
             Value v = vector::FromElementsOp::create(s.b, s.loc, f2,
                                                      ValueRange{x, y});
             v = arith::TruncFOp::create(s.b, s.loc, pairType, v);
-            if (storePair) {
-              storePair(s, rows[rr], col, v);
-              return;
-            }
             vector::StoreOp::create(s.b, s.loc, v, out,
                                     ValueRange{bi, hi, rows[rr], col},
                                     /*nontemporal=*/false, llvm::MaybeAlign(4));

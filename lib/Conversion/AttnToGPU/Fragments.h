@@ -152,8 +152,9 @@ probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
 /// out[bi, hi, rows[rr], 8 n + 2t], and lse = m'' ln 2 + log l by the quad's
 /// first lane; rows past Nq and columns past Dv (a padded head dim) are not
 /// stored. `state` is m (rows), l (rows),
-/// then the accumulators (layout `ol`). With `storePair`, an even Dv's
-/// pairs go to it (row, column, the `elt` pair) instead of to `out`.
+/// then the accumulators (layout `ol`). With `storePair`, the pairs go to
+/// it (row, column, the `elt` pair) instead of to `out`: every row and
+/// column of the thread, those past Nq and Dv too.
 void storeOutputs(KB &k, const KernelPlan &plan, FragmentLayout ol,
                   ArrayRef<Value> state, ArrayRef<Value> rows, Value bi,
                   Value hi, Value t, Value t2, Value out, Value lse,
