@@ -38,9 +38,18 @@ initcheck classes (`Uninitialized ... memory read`):
                            the 128 bytes of a TMA kernel's tensor map, an
                            allocation of its own, are all host-written)
   unknown address          outside every buffer of the launcher
+  tool: TMA-stored <out>   the copy back of an output that the kernel
+                           stores by TMA (a tensor map whose source is that
+                           output): initcheck does not count
+                           cp.async.bulk.tensor stores as writes, so it
+                           reports the host's read of every element
+                           ("Uninitialized access ... by cudaMemcpy
+                           source"); the plain launch shows every element
+                           written, and the outputs under the tool must be
+                           bitwise those
 A report of a kernel class or of an unknown address fails the run; one of
-the harness class is listed but does not (the kernel read what the host
-wrote).
+the harness or tool classes is listed but does not (the kernel read what
+the host wrote; the tool missed the kernel's writes).
 
 Prints one line per tool and family and a total; writes OUT/summary.txt,
 OUT/summary.json (every run: counts, classes, times) and OUT/logs.tar.xz
@@ -164,8 +173,9 @@ def run_bounded(cmd, timeout, log):
 
 
 def tool_command(a, tool, art, name, inputs, outputs):
-    # initcheck: enough reports printed to classify them all, as a rule.
-    limit = "1000" if tool == "initcheck" else "100"
+    # initcheck: enough reports printed to classify them all, as a rule (a
+    # TMA-stored output gives one per element group the host copies back).
+    limit = "100000" if tool == "initcheck" else "100"
     cmd = [a.sanitizer, "--tool", tool, "--print-limit", limit,
            "--show-backtrace", "device"]
     launcher = [sys.executable, LAUNCHER, os.path.join(art, name + ".json"),
@@ -216,9 +226,31 @@ def classify_initcheck(text, buffers):
     return reports
 
 
+def classify_host_reads(text, buffers):
+    """[(class, "host", address)] of initcheck's reports of a host copy
+    reading device memory it considers unwritten."""
+    tma_stored = {b["source"] for b in buffers if b["role"] == "tensormap"}
+    reports = []
+    # One report per "Host API memory access error", its first address.
+    for m in re.finditer(r"Host API memory access error .*\n\S*\s*"
+                         r"Uninitialized access to (0x[0-9a-fA-F]+) on "
+                         r"access by cudaMemcpy source", text):
+        addr = int(m.group(1), 16)
+        cls = "unknown address"
+        for b in buffers:
+            if b["start"] <= addr < b["start"] + b["bytes"]:
+                cls = (f"tool: TMA-stored {b['name']}"
+                       if b["role"] == "output" and b["name"] in tma_stored
+                       else f"unknown: host read of unwritten {b['name']}")
+                break
+        reports.append((cls, "host", hex(addr)))
+    return reports
+
+
 def parse_tool_log(text, tool):
     r = {}
-    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
+    # The total; not the count of "... errors were not printed" after it.
+    m = re.findall(r"ERROR SUMMARY: (\d+) errors?\s*$", text, re.M)
     r["errors"] = int(m[-1]) if m else None
     m = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed "
                   r"\((\d+) errors?, (\d+) warnings?\)", text)
@@ -233,7 +265,9 @@ def parse_tool_log(text, tool):
     if m:
         r["launch_error"] = m.group(1)
     if tool == "initcheck":
-        reports = classify_initcheck(text, buffers_of(text))
+        buffers = buffers_of(text)
+        reports = (classify_initcheck(text, buffers) +
+                   classify_host_reads(text, buffers))
         classes = {}
         for cls, where, _ in reports:
             classes.setdefault(cls, {"count": 0, "at": set()})
@@ -306,7 +340,7 @@ def verdict(res, strict):
     if strict and res.get("hazard_warnings"):
         why.append(plural(res["hazard_warnings"], "warning hazard"))
     failing = {k: v for k, v in (init or {}).items()
-               if not k.startswith("harness")}
+               if not k.startswith(("harness", "tool"))}
     if failing:
         why.append("initcheck: " + ", ".join(
             f"{v['count']} {k}" for k, v in sorted(failing.items())))
