@@ -143,6 +143,23 @@ struct TileLayout {
 static bool loadsByTma(const KernelPlan &plan) {
   return plan.cfg.tma && plan.D % 8 == 0 && plan.Dv % 8 == 0;
 }
+/// Whether the bias is one per head, the same for every batch element (a
+/// [1, H, Nq, Nk] bias; B > 1, no GQA): then the tiles of one head's batch
+/// elements run together (forEachTile), so that they read the same bias
+/// tiles, mostly from L2, instead of heads of one batch element, which
+/// read different ones from memory. (GQA keeps heads fastest: a group's
+/// heads share K/V that way; a bias the same for every head is shared by
+/// heads running together already.)
+static bool sharesBiasAcrossBatch(const KernelPlan &plan) {
+  AttentionOp op = plan.op;
+  Value bias = op.getBias();
+  if (!bias || plan.B == 1 || plan.G != 1)
+    return false;
+  auto type = cast<ShapedType>(bias.getType());
+  return type.getRank() == 4 && type.getDimSize(0) == 1 &&
+         type.getDimSize(1) == plan.Hq;
+}
+
 /// Whether the consumers store O by TMA (resolveOptions turns tma-store off
 /// where the staging tile does not fit).
 static bool storesByTma(const KernelPlan &plan) {
@@ -186,7 +203,8 @@ public:
       : KernelArgs(plan, args), plan(plan), b(b), loc(loc), k{b, loc},
         layout(plan), kBK(plan.cfg.blockK), kThreads(plan.threads),
         kStages(plan.cfg.stages), tail(plan.Nk % plan.cfg.blockK != 0),
-        tma(!plan.tensorMaps.empty()) {
+        tma(!plan.tensorMaps.empty()),
+        batchFastest(sharesBiasAcrossBatch(plan)) {
     elt = plan.elementType;
   }
   void emit();
@@ -307,8 +325,10 @@ private:
   /// Keys per block, threads of the CTA, K/V pipeline stages.
   const int64_t kBK, kThreads, kStages;
   /// Whether the keys end in a partial block; whether the producer loads by
-  /// TMA (the kernel takes tensor maps of Q, K and V: usesTma).
-  const bool tail, tma;
+  /// TMA (the kernel takes tensor maps of Q, K and V: loadsByTma); whether
+  /// the tiles' (batch, head) index walks the batch fastest
+  /// (sharesBiasAcrossBatch).
+  const bool tail, tma, batchFastest;
 };
 
 /// Emits `fn` under scf.if `cond`.
@@ -646,8 +666,13 @@ SmallVector<Value> WgmmaEmitter::forEachTile(
   const int64_t tiles = plan.numQB * plan.B * plan.Hq;
   auto tileBody = [&](KB &x, Value tile, Value round, ValueRange iter) {
     auto [qb, by] = x.tileCoordinates(plan, tile);
-    bi = x.divu(by, plan.Hq);
-    hi = x.remu(by, plan.Hq);
+    if (batchFastest) {
+      bi = x.remu(by, plan.B);
+      hi = x.divu(by, plan.B);
+    } else {
+      bi = x.divu(by, plan.Hq);
+      hi = x.remu(by, plan.Hq);
+    }
     kvh = x.divu(hi, plan.G);
     Tile tl;
     tl.round = round;

@@ -18,6 +18,12 @@
 
 // BIAS-LABEL: gpu.func @attn_fwd_0(
 // BIAS-SAME:    %[[BIAS:[^:]+]]: memref<1x16x1024x1024xbf16>, %[[KEEP:[^:]+]]: memref<2x1x1x1024xi1>
+// The bias is the same for both batch elements: a tile's (batch, head)
+// index by walks the batch fastest (b = by mod 2, h = by / 2), so that the
+// tiles that run together read the same bias tiles.
+// BIAS:         %[[BY:.+]] = arith.divui %{{.+}}, %c8{{.*}} : index
+// BIAS:         arith.remui %[[BY]], %c2{{.*}} : index
+// BIAS:         arith.divui %[[BY]], %c2{{.*}} : index
 // BIAS:         scf.for
 // BIAS:           nvvm.wgmma.mma_async
 // BIAS:           nvvm.barrier id
