@@ -17,15 +17,22 @@
 // CHECK-COUNT-9: nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
-// The producer: rounds of gridDim.x tiles, this CTA's tile of a round
-// (a snake: CTA c takes the c-th, then the (G - 1 - c)-th), if in range; Q
-// once the last tile's is free, then K/V.
+// The producer, causal with 8 query blocks: units of one head's query
+// blocks 7 - j and j (j < 4, 9 key blocks each), unit m G + c on CTA c in
+// rounds 2m (the long block) and 2m + 1 (the short one), 2048 / 2 units;
+// Q once the last tile's is free, then K/V.
 // CHECK:         %[[CTA:.+]] = gpu.block_id  x
 // CHECK:         %[[G:.+]] = gpu.grid_dim  x
-// CHECK:         %[[ROUNDS:.+]] = arith.divui %{{.+}}, %[[G]]
+// CHECK:         %[[ROUNDS:.+]] = arith.muli %{{.+}}, %c2
 // CHECK:         scf.for %[[R:.+]] = %c0{{.*}} to %[[ROUNDS]] step %c1{{.*}} iter_args(
-// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[CTA]]
+// CHECK:           %[[M:.+]] = arith.divui %[[R]], %c2
+// CHECK:           %[[MG:.+]] = arith.muli %[[M]], %[[G]]
+// CHECK:           %[[U:.+]] = arith.addi %[[MG]], %[[CTA]]
+// CHECK:           arith.cmpi ult, %[[U]], %c1024
 // CHECK:           scf.if %{{.+}} -> (index)
+// CHECK:             %[[J:.+]] = arith.remui %[[U]], %c4
+// CHECK:             arith.select %{{.+}}, %[[J]], %{{.+}}
+// CHECK:             arith.divui %[[U]], %c4
 // CHECK:             nvvm.mbarrier.try_wait.parity
 // CHECK:             nvvm.mbarrier.arrive.expect_tx
 // The consumers.
@@ -41,6 +48,23 @@
 // BAD: error: 'attn.attention' op convert-attn-to-gpu: mma=wgmma takes persistent-ctas > 0, or -1 (one CTA per tile), not -2
 func.func @causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x128xbf16>, %v: tensor<16x16x1024x128xbf16>) -> tensor<16x16x1024x128xbf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>) {mask = #attn.mask<causal>} -> tensor<16x16x1024x128xbf16>
+  return %o : tensor<16x16x1024x128xbf16>
+}
+
+// -----
+
+// Not causal: rounds of gridDim.x tiles, this CTA's tile of a round (a
+// snake: CTA c takes the c-th, then the (G - 1 - c)-th), if in range.
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
+// CHECK:         %[[CTA:.+]] = gpu.block_id  x
+// CHECK:         %[[G:.+]] = gpu.grid_dim  x
+// CHECK:         %[[ROUNDS:.+]] = arith.divui %{{.+}}, %[[G]]
+// CHECK:         scf.for %[[R:.+]] = %c0{{.*}} to %[[ROUNDS]] step %c1{{.*}} iter_args(
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[CTA]]
+// CHECK:           scf.if %{{.+}} -> (index)
+func.func @not_causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x128xbf16>, %v: tensor<16x16x1024x128xbf16>) -> tensor<16x16x1024x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>) -> tensor<16x16x1024x128xbf16>
   return %o : tensor<16x16x1024x128xbf16>
 }
 
