@@ -279,8 +279,9 @@ private:
   void storeStagedOutputs(KB &c, const Tile &tl, ArrayRef<Value> state,
                           ArrayRef<Value> rows, const ConsumerThread &th);
   /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
-  /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates)
-  /// with loop-carried `init`: `body` gets the tile, whose bi, hi and kvh it
+  /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates;
+  /// short causal-like masks: pairs of one head's query blocks) with
+  /// loop-carried `init`: `body` gets the tile, whose bi, hi and kvh it
   /// sets, and the carried values, and yields the next ones.
   /// Whether the tile has a key block: signed, since the range's end is
   /// negative when a window shows the tile's rows no key at all (Nq > Nk,
