@@ -41,11 +41,15 @@ Value attnfuse::gpu_kernels::toOperand(KB &e, Type elt, Value pair) {
   return vector::ExtractOp::create(e.b, e.loc, cast, 0);
 }
 
-Value attnfuse::gpu_kernels::packOperand(KB &e, Type elt, Value x, Value y) {
+/// f32 x and y as a vector of two `elt`.
+static Value packPair(KB &e, Type elt, Value x, Value y) {
   auto f2 = VectorType::get({2}, e.b.getF32Type());
   Value v = vector::FromElementsOp::create(e.b, e.loc, f2, ValueRange{x, y});
-  v = arith::TruncFOp::create(e.b, e.loc, VectorType::get({2}, elt), v);
-  return toOperand(e, elt, v);
+  return arith::TruncFOp::create(e.b, e.loc, VectorType::get({2}, elt), v);
+}
+
+Value attnfuse::gpu_kernels::packOperand(KB &e, Type elt, Value x, Value y) {
+  return toOperand(e, elt, packPair(e, elt, x, y));
 }
 
 ElementOperands attnfuse::gpu_kernels::loadElementOperands(
@@ -314,8 +318,6 @@ void attnfuse::gpu_kernels::storeOutputs(
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const int64_t R = ol.rows();
-  auto pairType = VectorType::get({2}, plan.elementType);
-  auto f2 = VectorType::get({2}, b.getF32Type());
   for (int64_t rr = 0; rr < R; ++rr) {
     int64_t mt = rr / 2, r = rr % 2;
     Value m = state[rr], l = state[R + rr];
@@ -324,17 +326,20 @@ void attnfuse::gpu_kernels::storeOutputs(
           l, gpu::ShuffleOp::create(b, loc, l, off, 32, gpu::ShuffleMode::XOR)
                  .getShuffleResult());
     Value inv = attn::buildNormalize(b, loc, k.f32(1), l);
+    // O of the row's columns 8 n + 2t, + 1.
+    auto normalized = [&](KB &e, int64_t n) {
+      int64_t base = 2 * R + ol.index(mt, n, 2 * r);
+      return std::make_pair(e.fmul(state[base], inv),
+                            e.fmul(state[base + 1], inv));
+    };
     // A staged tile's rows and columns are all written, those past Nq and
     // Dv too (what a TMA store of the whole box reads; it writes only those
     // inside O).
     if (storePair) {
       for (int64_t n = 0; n < ol.nTiles; ++n) {
-        int64_t base = 2 * R + ol.index(mt, n, 2 * r);
-        Value v = vector::FromElementsOp::create(
-            b, loc, f2,
-            ValueRange{k.fmul(state[base], inv), k.fmul(state[base + 1], inv)});
-        storePair(k, rows[rr], k.add(k.idx(8 * n), t2),
-                  arith::TruncFOp::create(b, loc, pairType, v));
+        auto [x, y] = normalized(k, n);
+        Value col = k.add(k.idx(8 * n), t2);
+        storePair(k, rows[rr], col, packPair(k, plan.elementType, x, y));
       }
     }
     Value valid = k.ult(rows[rr], k.idx(plan.Nq));
@@ -343,11 +348,9 @@ void attnfuse::gpu_kernels::storeOutputs(
       // n-tiles past Dv are a padded head dim's zero columns. A pair is
       // one aligned store when Dv is even; an odd Dv takes one store per
       // element. Columns past Dv (an n-tile that Dv cuts) are not stored.
-      for (int64_t n = 0; n < ol.nTiles && 8 * n < plan.Dv && !storePair;
-           ++n) {
-        int64_t base = 2 * R + ol.index(mt, n, 2 * r);
-        Value x = e.fmul(state[base], inv);
-        Value y = e.fmul(state[base + 1], inv);
+      for (int64_t n = 0; !storePair && n < ol.nTiles && 8 * n < plan.Dv; ++n) {
+        Value x, y;
+        std::tie(x, y) = normalized(e, n);
         Value col = e.add(e.idx(8 * n), t2);
         auto storeIf = [&](Value cond, function_ref<void(KB &)> store) {
           if (8 * n + 8 <= plan.Dv) {
@@ -362,9 +365,7 @@ void attnfuse::gpu_kernels::storeOutputs(
         };
         if (plan.Dv % 2 == 0) {
           storeIf(e.ult(col, e.idx(plan.Dv)), [&](KB &s) {
-            Value v = vector::FromElementsOp::create(s.b, s.loc, f2,
-                                                     ValueRange{x, y});
-            v = arith::TruncFOp::create(s.b, s.loc, pairType, v);
+            Value v = packPair(s, plan.elementType, x, y);
             vector::StoreOp::create(s.b, s.loc, v, out,
                                     ValueRange{bi, hi, rows[rr], col},
                                     /*nontemporal=*/false, llvm::MaybeAlign(4));

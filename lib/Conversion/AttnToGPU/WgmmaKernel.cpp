@@ -119,6 +119,11 @@ struct TileLayout {
         e.add(e.mul(e.divu(chunk, perPanel), e.idx(panelStride())), lineBase),
         e.mul(inPanel, e.idx(16)));
   }
+  /// The byte offset of element `col` (2 bytes) of line `line`.
+  Value elementOffset(KB &e, Value line, Value col) const {
+    return e.add(chunkOffset(e, line, e.divu(col, 8)),
+                 e.mul(e.remu(col, 8), e.idx(2)));
+  }
   /// The offset of the operand of k-step ks (16 elements of 2 bytes) from
   /// the tile's start: K-major, 32 bytes along the lines; N-major, 16 lines.
   int64_t kStepOffset(int64_t ks, bool nMajor) const {
@@ -301,6 +306,9 @@ private:
   /// The shared-memory address of mbarrier `index` (barrier's).
   Value barrierAddress(KB &e, Value index);
   Value i32Constant(KB &e, int64_t v);
+  /// An index as i32 (instruction operands: barrier ids, coordinates,
+  /// 32-bit shared-memory addresses).
+  Value toI32(KB &e, Value v);
   /// mbarrier.try_wait.parity on barrier `index` until the phase of
   /// `parity` completed.
   void waitBarrier(KB &e, Value index, Value parity);
@@ -341,6 +349,19 @@ static void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn) {
   });
 }
 
+/// Inline PTX (AT&T dialect, with side effects) of `operands` under
+/// `constraints`; its result (null for a `result` type of none).
+static Value inlinePtx(KB &e, Type result, ValueRange operands,
+                       StringRef asmString, StringRef constraints) {
+  auto op = LLVM::InlineAsmOp::create(
+      e.b, e.loc, result ? TypeRange(result) : TypeRange(), operands, asmString,
+      constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return result ? op.getResult(0) : Value();
+}
+
 static Value isEqual(KB &e, Value x, int64_t c) {
   return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
                                e.idx(c));
@@ -360,30 +381,22 @@ void WgmmaEmitter::loadTile(KB &e, unsigned source, Value h, Value row0,
   NVVM::MBarrierArriveExpectTxOp::create(
       e.b, e.loc, Type(), barrier(e, full), i32Constant(e, tile.bytes()),
       NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
-  auto i32 = [&](Value v) -> Value {
-    return arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), v);
-  };
   // A box is one panel of the tile (TensorMapSpec of getTensorMaps);
   // coordinates innermost first: column, row, head, batch. Inline PTX with
   // 32-bit shared-memory addresses: MLIR 22's
   // nvvm.cp.async.bulk.tensor.shared.cluster.global takes a 64-bit
   // shared::cluster pointer, and the producer thread, at 32 registers
   // (setmaxnreg), then spilled (8 bytes at d = 64, 3 consumer warpgroups).
-  Value fullAddress = i32(barrierAddress(e, full));
+  Value fullAddress = toI32(e, barrierAddress(e, full));
   for (int64_t p = 0; p < tile.lineBytes / tile.panel; ++p) {
-    Value dst =
-        i32(e.add(bufAddress, e.add(offset, e.idx(p * tile.panelStride()))));
-    LLVM::InlineAsmOp::create(
-        e.b, e.loc, TypeRange{},
-        ValueRange{dst, tensorMapArgs[source],
-                   i32Constant(e, p * tile.panel / 2), i32(row0), i32(h),
-                   i32(bi), fullAddress},
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
-        "complete_tx::bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
-        "r,l,r,r,r,r,r,~{memory}", /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+    Value dst = toI32(
+        e, e.add(bufAddress, e.add(offset, e.idx(p * tile.panelStride()))));
+    inlinePtx(e, Type(),
+              {dst, tensorMapArgs[source], i32Constant(e, p * tile.panel / 2),
+               toI32(e, row0), toI32(e, h), toI32(e, bi), fullAddress},
+              "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
+              "complete_tx::bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
+              "r,l,r,r,r,r,r,~{memory}");
   }
 }
 
@@ -462,8 +475,7 @@ void WgmmaEmitter::copyElements(KB &e, Value src, Value h, Value row0,
           row = y.min(row, lastRow);
         Value v = memref::LoadOp::create(y.b, y.loc, src,
                                          ValueRange{bi, h, row, col});
-        Value bytes = y.add(tile.chunkOffset(y, line, y.divu(col, 8)),
-                            y.mul(y.remu(col, 8), y.idx(2)));
+        Value bytes = tile.elementOffset(y, line, col);
         memref::StoreOp::create(y.b, y.loc, v, buf,
                                 ValueRange{y.add(base, y.divu(bytes, 2))});
       });
@@ -570,13 +582,10 @@ static SmallVector<Value> accumulatorAsm(KB &e, StringRef asmString,
     constraints.pop_back();
   SmallVector<Value> operands(acc);
   operands.append(extra.begin(), extra.end());
-  auto op = LLVM::InlineAsmOp::create(
-      e.b, e.loc, f32Struct(e.b.getContext(), n), operands, asmString,
-      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  return unpack(e, op.getResult(0), n);
+  return unpack(e,
+                inlinePtx(e, f32Struct(e.b.getContext(), n), operands,
+                          asmString, constraints),
+                n);
 }
 
 SmallVector<Value> WgmmaEmitter::waitGroup(KB &e, ArrayRef<Value> acc,
@@ -631,11 +640,14 @@ Value WgmmaEmitter::i32Constant(KB &e, int64_t v) {
   return arith::ConstantOp::create(e.b, e.loc, e.b.getI32IntegerAttr(v));
 }
 
+Value WgmmaEmitter::toI32(KB &e, Value v) {
+  return arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), v);
+}
+
 void WgmmaEmitter::waitBarrier(KB &e, Value index, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(
-      e.b, e.loc, barrier(e, index),
-      arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), parity),
-      i32Constant(e, 10000000));
+  NVVM::MBarrierTryWaitParityOp::create(e.b, e.loc, barrier(e, index),
+                                        toI32(e, parity),
+                                        i32Constant(e, 10000000));
 }
 
 void WgmmaEmitter::proxyFence(KB &e) {
@@ -887,7 +899,6 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   const FragmentLayout sl{1, kBK / 8}, ol{1, Dvp / 8};
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   MLIRContext *ctx = b.getContext();
-  Type i32 = b.getI32Type();
   Value wg = th.wg, g = th.g, t = th.t, t2 = th.t2, warpRow0 = th.warpRow0;
   Value qDesc = th.qDesc, kDesc = th.kDesc, vDesc = th.vDesc;
 
@@ -897,17 +908,14 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   // other's products do. Barrier 1 + w counts warpgroup w's 128 threads
   // (bar.sync) and its predecessor's (bar.arrive); the last warpgroup lets
   // the first one start (emitConsumers).
-  auto i32v = [&](KB &e, Value v) -> Value {
-    return arith::IndexCastUIOp::create(e.b, e.loc, i32, v);
-  };
   auto turn = [&](KB &e) {
-    NVVM::BarrierOp::create(e.b, e.loc, Type(), i32v(e, e.add(wg, e.idx(1))),
+    NVVM::BarrierOp::create(e.b, e.loc, Type(), toI32(e, e.add(wg, e.idx(1))),
                             i32Constant(e, 256), NVVM::BarrierReductionAttr(),
                             Value());
   };
   auto passTurn = [&](KB &e) {
     Value next = e.add(e.remu(e.add(wg, e.idx(1)), consumers), e.idx(1));
-    NVVM::BarrierArriveOp::create(e.b, e.loc, i32v(e, next),
+    NVVM::BarrierArriveOp::create(e.b, e.loc, toI32(e, next),
                                   i32Constant(e, 256));
   };
   // The thread's rows (g and g + 8 of its warp's m16 tile of its
@@ -1129,13 +1137,10 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
                                       const ConsumerThread &th) {
   const TileLayout &ot = layout.o;
   const int64_t consumers = plan.cfg.warps / 4;
-  auto i32 = [&](KB &e, Value v) -> Value {
-    return arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), v);
-  };
   // The warpgroup's own named barrier (after the ping-pong ones).
   auto syncWarpgroup = [&] {
     NVVM::BarrierOp::create(
-        c.b, c.loc, Type(), i32(c, c.add(th.wg, c.idx(1 + consumers))),
+        c.b, c.loc, Type(), toI32(c, c.add(th.wg, c.idx(1 + consumers))),
         i32Constant(c, 128), NVVM::BarrierReductionAttr(), Value());
   };
   Value leader = isEqual(c, c.remu(tid, 128), 0);
@@ -1146,9 +1151,7 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
   storeOutputs(
       c, plan, FragmentLayout{1, paddedHeadDim(plan.Dv) / 8}, state, rows, bi,
       hi, th.t, th.t2, out, lse, [&](KB &s, Value row, Value col, Value pair) {
-        Value bytes =
-            s.add(ot.chunkOffset(s, s.sub(row, tl.q0), s.divu(col, 8)),
-                  s.mul(s.remu(col, 8), s.idx(2)));
+        Value bytes = ot.elementOffset(s, s.sub(row, tl.q0), col);
         vector::StoreOp::create(
             s.b, s.loc, pair, buf,
             ValueRange{s.divu(s.add(s.idx(layout.oOffset()), bytes), 2)},
@@ -1163,16 +1166,12 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
       Value src = x.add(
           x.add(bufAddress, x.idx(layout.oOffset() + p * ot.panelStride())),
           x.mul(th.wg, x.idx(64 * ot.panel)));
-      LLVM::InlineAsmOp::create(
-          x.b, x.loc, TypeRange{},
-          ValueRange{tensorMapArgs.back(), i32Constant(x, p * ot.panel / 2),
-                     i32(x, row0), i32(x, hi), i32(x, bi), i32(x, src)},
-          "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group "
-          "[$0, {$1, $2, $3, $4}], [$5];",
-          "l,r,r,r,r,r,~{memory}", /*has_side_effects=*/true,
-          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(x.b.getContext(), LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr());
+      inlinePtx(x, Type(),
+                {tensorMapArgs.back(), i32Constant(x, p * ot.panel / 2),
+                 toI32(x, row0), toI32(x, hi), toI32(x, bi), toI32(x, src)},
+                "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group "
+                "[$0, {$1, $2, $3, $4}], [$5];",
+                "l,r,r,r,r,r,~{memory}");
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(x.b, x.loc);
   });
