@@ -180,9 +180,9 @@ def bench_cfg(name, d, n, causal, role="bench", opts=WGMMA, **kw):
 
 # The benchmark (role bench: attnfuse with its defaults on the H200, the
 # wgmma family, against the peers).
-BENCH = [bench_cfg(f"bench_d{d}_n{n}_c{c}", d, n, c)
-         for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
-BENCH += [bench_cfg(f"bench_d256_n4096_c{c}", 256, 4096, c) for c in (0, 1)]
+GRID = [bench_cfg(f"bench_d{d}_n{n}_c{c}", d, n, c)
+        for d in (64, 128, 256) for n in (1024, 4096, 16384) for c in (0, 1)]
+BENCH = list(GRID)
 # Head dims that are not multiples of 16 (padded on the tensor cores):
 # Stable Diffusion's first UNet blocks (f16, B = 2, 8 heads x 40, 64x64
 # latents = 4096 tokens), and 72, 80, 96 at the benchmark's 16k tokens.
@@ -207,7 +207,9 @@ BENCH += [
 ]
 # Variants (role variant: attnfuse only): the mma_sync family on the same
 # grid (the wgmma family must never be below it), and other configurations.
-for c in BENCH[:22]:
+GQA = [c for c in BENCH if c["name"] == "bench_gqa_d128_n8192_c1"]
+for c in [c for c in BENCH if not c["name"].endswith(
+        ("_bias", "_softcap", "_dropout", "_window"))]:
     BENCH.append(dict(c, name=c["name"] + "_mma_sync", role="variant",
                       opts=MMA))
 for c in (0, 1):
@@ -227,9 +229,13 @@ for c in [c for c in BENCH if c["name"].endswith(("_bias", "_softcap",
                       opts=WGMMA + " block-k=64"))
     BENCH.append(dict(c, name=c["name"] + "_mma_sync", role="variant",
                       opts=MMA))
-for c in [c for c in BENCH[:12]] + [BENCH[21]]:
+# The persistent grid's gain (one CTA per tile) and its second Q buffer's
+# (one buffer), where it is persistent: up to d = 128.
+for c in [c for c in GRID if c["D"] <= 128] + GQA:
     BENCH.append(dict(c, name=c["name"] + "_wgmma_p1", role="variant",
                       opts=WGMMA + " persistent-ctas=-1"))
+    BENCH.append(dict(c, name=c["name"] + "_q1", role="variant",
+                      opts=WGMMA + " q-buffers=1"))
 # Short sequences and dropout: two consumer warpgroups at d = 64, 64-key
 # blocks at d = 128, 3 stages; dropout with 32 or 96 keys per block.
 for c in (0, 1):
@@ -239,7 +245,7 @@ for c in (0, 1):
                                c, role="variant", opts=WGMMA + opts))
 # TMA's gain: the producer warpgroup's cp.async instead, and O stored from
 # registers instead of by TMA, on the grid.
-for c in BENCH[:18]:
+for c in GRID:
     BENCH.append(dict(c, name=c["name"] + "_cpasync", role="variant",
                       opts=WGMMA + " tma=false"))
     BENCH.append(dict(c, name=c["name"] + "_nostore", role="variant",

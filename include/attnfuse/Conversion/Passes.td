@@ -99,7 +99,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
     forwarded by attn-lower-to-nvvm-pipeline): `chip`, `mma`, `block-q`,
     `block-k`, `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`,
-    `stages`, `persistent-ctas`, `tma`, `tma-store`, `lazy-rescale`,
+    `stages`, `persistent-ctas`, `tma`, `tma-store`, `q-buffers`,
+    `lazy-rescale`,
     `shared-memory-limit` (`attnfuse-opt --help` lists them with their
     meaning).
   }];

@@ -171,12 +171,12 @@ static bool storesByTma(const KernelPlan &plan) {
   return loadsByTma(plan) && plan.cfg.tmaStore;
 }
 
-/// Bytes of dynamic shared memory: 1024 of slack to align the tiles, Q,
-/// the K stages, the V stages, [O's staging tile,] then the mbarriers of
-/// the pipeline.
+/// Bytes of dynamic shared memory: 1024 of slack to align the tiles, the
+/// Q buffers, the K stages, the V stages, [O's staging tile,] then the
+/// mbarriers of the pipeline.
 struct SharedLayout {
   TileLayout q, k, v, o;
-  int64_t stages;
+  int64_t qBuffers, stages;
   /// Whether O goes through shared memory (the tile `o`, after the V
   /// stages) to TMA stores.
   bool stagedOutput;
@@ -185,19 +185,28 @@ struct SharedLayout {
         k(plan.cfg.blockK, 2 * paddedHeadDim(plan.D)),
         v(plan.cfg.blockK, 2 * paddedHeadDim(plan.Dv)),
         o(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.Dv)),
-        stages(plan.cfg.stages), stagedOutput(storesByTma(plan)) {}
-  int64_t kOffset() const { return llvm::alignTo(q.bytes(), 1024); }
+        qBuffers(plan.cfg.qBuffers), stages(plan.cfg.stages),
+        stagedOutput(storesByTma(plan)) {}
+  int64_t qStride() const { return llvm::alignTo(q.bytes(), 1024); }
+  int64_t kOffset() const { return qBuffers * qStride(); }
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
   int64_t oOffset() const { return vOffset() + stages * vStage(); }
-  /// The mbarriers (8 bytes each): Q full, then per stage K full, V full,
-  /// K empty and V empty, then Q empty.
+  /// The mbarriers (8 bytes each), by index: Q full of each Q buffer, then
+  /// K full, V full, K empty and V empty of each stage, then Q empty of
+  /// each Q buffer; the first index of each kind.
   int64_t barrierOffset() const {
     return oOffset() + (stagedOutput ? llvm::alignTo(o.bytes(), 1024) : 0);
   }
+  int64_t qFull() const { return 0; }
+  int64_t kFull() const { return qBuffers; }
+  int64_t vFull() const { return qBuffers + stages; }
+  int64_t kEmpty() const { return qBuffers + 2 * stages; }
+  int64_t vEmpty() const { return qBuffers + 3 * stages; }
+  int64_t qEmpty() const { return qBuffers + 4 * stages; }
   int64_t total() const {
-    return 1024 + barrierOffset() + 8 * (2 + 4 * stages);
+    return 1024 + barrierOffset() + 8 * (2 * qBuffers + 4 * stages);
   }
 };
 
@@ -299,9 +308,12 @@ private:
   SmallVector<Value> forEachTile(
       KB &e, ValueRange init,
       function_ref<SmallVector<Value>(KB &, const Tile &, ValueRange)> body);
-  /// The mbarrier `index` as a shared-memory pointer: Q full (0); K full
-  /// (1 + s), V full (1 + S + s), K empty (1 + 2S + s), V empty (1 + 3S + s)
-  /// of stage s; Q empty (1 + 4S).
+  /// The Q buffer of the CTA's tile `round` (round mod q-buffers), and how
+  /// many tiles used that buffer before it (the phase of its barriers).
+  Value qBuffer(KB &e, Value round);
+  Value qUse(KB &e, Value round);
+  /// The mbarrier `index` (SharedLayout::qFull ...) as a shared-memory
+  /// pointer.
   Value barrier(KB &e, Value index);
   /// The shared-memory address of mbarrier `index` (barrier's).
   Value barrierAddress(KB &e, Value index);
@@ -663,6 +675,14 @@ void WgmmaEmitter::waitLanded(KB &e, Value index, Value parity) {
     proxyFence(e);
 }
 
+Value WgmmaEmitter::qBuffer(KB &e, Value round) {
+  return layout.qBuffers == 1 ? e.idx(0) : e.remu(round, layout.qBuffers);
+}
+
+Value WgmmaEmitter::qUse(KB &e, Value round) {
+  return layout.qBuffers == 1 ? round : e.divu(round, layout.qBuffers);
+}
+
 Value WgmmaEmitter::hasBlocks(KB &e, const Tile &tl) {
   return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::slt,
                                tl.kbBegin, tl.kbEnd);
@@ -788,13 +808,16 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
         p, ValueRange{p.idx(0)},
         [&](KB &x, const Tile &tl, ValueRange iter) -> SmallVector<Value> {
           Value kbBase = x.sub(tl.kbBegin, iter[0]);
-          // Q once the consumers are done with the last tile's (its S).
-          ifThen(x, x.ult(x.idx(0), tl.round), [&](KB &y) {
-            waitBarrier(y, y.idx(1 + 4 * kStages),
-                        y.remu(y.sub(tl.round, y.idx(1)), 2));
+          // Q into its buffer once the consumers are done with the tile's
+          // that was there (its S).
+          Value qb = qBuffer(x, tl.round);
+          ifThen(x, x.ult(x.idx(layout.qBuffers - 1), tl.round), [&](KB &y) {
+            waitBarrier(y, y.add(y.idx(layout.qEmpty()), qb),
+                        y.remu(y.sub(qUse(y, tl.round), y.idx(1)), 2));
           });
-          loadTile(x, 0, hi, tl.q0, x.idx(plan.Nq - 1), D, qt, x.idx(0),
-                   x.idx(0));
+          loadTile(x, 0, hi, tl.q0, x.idx(plan.Nq - 1), D, qt,
+                   x.mul(qb, x.idx(layout.qStride())),
+                   x.add(x.idx(layout.qFull()), qb));
           scf::ForOp::create(
               x.b, x.loc, tl.kbBegin, tl.kbEnd, x.idx(1), ValueRange{},
               [&](OpBuilder &lb, Location ll, Value kb, ValueRange) {
@@ -822,10 +845,10 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
                       e.add(e.idx(offset), e.mul(stage, e.idx(stageBytes))),
                       e.add(e.idx(full), stage));
                 };
-                fill(1, D, kt, layout.kOffset(), layout.kStage(), 1,
-                     1 + 2 * kStages);
-                fill(2, Dv, vt, layout.vOffset(), layout.vStage(), 1 + kStages,
-                     1 + 3 * kStages);
+                fill(1, D, kt, layout.kOffset(), layout.kStage(),
+                     layout.kFull(), layout.kEmpty());
+                fill(2, Dv, vt, layout.vOffset(), layout.vStage(),
+                     layout.vFull(), layout.vEmpty());
                 scf::YieldOp::create(lb, ll);
               });
           return {ringAfter(x, tl, kbBase)};
@@ -900,7 +923,10 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   const TileLayout &qt = layout.q, &kt = layout.k, &vt = layout.v;
   MLIRContext *ctx = b.getContext();
   Value wg = th.wg, g = th.g, t = th.t, t2 = th.t2, warpRow0 = th.warpRow0;
-  Value qDesc = th.qDesc, kDesc = th.kDesc, vDesc = th.vDesc;
+  Value kDesc = th.kDesc, vDesc = th.vDesc;
+  // The tile's Q buffer.
+  Value qBuf = qBuffer(c, tl.round);
+  Value qDesc = advance(c, th.qDesc, c.mul(qBuf, c.idx(layout.qStride())));
 
   // Ping-pong between the consumer warpgroups (named barriers 1 ..
   // consumers): a warpgroup issues its products only after the previous one
@@ -929,7 +955,8 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     rows.push_back(row);
     rowsC.push_back(c.min(row, c.idx(plan.Nq - 1)));
   }
-  waitLanded(c, c.idx(0), c.remu(tl.round, 2));
+  waitLanded(c, c.add(c.idx(layout.qFull()), qBuf),
+             c.remu(qUse(c, tl.round), 2));
 
   const ScoreScaling scaling(plan.op);
   const int64_t kP = kBK / 16;
@@ -954,13 +981,14 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     return acc;
   };
   auto waitKeys = [&](KB &e, Value kb) {
-    waitLanded(e, e.add(e.idx(1), stageOf(e, kb)), parityOf(e, kb));
+    waitLanded(e, e.add(e.idx(layout.kFull()), stageOf(e, kb)),
+               parityOf(e, kb));
   };
   // Issues O += P V of block kb once its V landed (not waited for).
   auto issueValues = [&](KB &e, Value kb, ArrayRef<Value> pRegs,
                          ArrayRef<Value> o) {
     Value stage = stageOf(e, kb);
-    waitLanded(e, e.add(e.idx(1 + kStages), stage), parityOf(e, kb));
+    waitLanded(e, e.add(e.idx(layout.vFull()), stage), parityOf(e, kb));
     Value vStageDesc = advance(e, vDesc, e.mul(stage, e.idx(layout.vStage())));
     SmallVector<Value> acc(o);
     for (int64_t ks = 0; ks < kP; ++ks)
@@ -970,7 +998,7 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
     return acc;
   };
-  // Frees block kb's K (first = 1 + 2S) or V (1 + 3S) stage.
+  // Frees block kb's K (first = kEmpty) or V (vEmpty) stage.
   auto release = [&](KB &e, int64_t first, Value kb) {
     NVVM::MBarrierArriveOp::create(
         e.b, e.loc, Type(), barrier(e, e.add(e.idx(first), stageOf(e, kb))),
@@ -1043,7 +1071,7 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     passTurn(e);
     ElementOperands operands = loadOperands(e, kbBegin);
     SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
-    release(e, 1 + 2 * kStages, kbBegin);
+    release(e, layout.kEmpty(), kbBegin);
     SmallVector<Value> m{e.f32(kNegInf), e.f32(kNegInf)};
     SmallVector<Value> l{e.f32(0.0), e.f32(0.0)}, pRegs;
     RowMaxima rowMax =
@@ -1083,12 +1111,12 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     passTurn(e);
     ElementOperands operands = loadOperands(e, kb);
     SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2), 1);
-    release(e, 1 + 2 * kStages, kb);
+    release(e, layout.kEmpty(), kb);
     SmallVector<Value> pRegs;
     RowMaxima rowMax = softmax(e, kb, masked, s, operands, curRef.take_front(2),
                                curRef.slice(2, 2), pRegs);
     o = waitGroup(e, o);
-    release(e, 1 + 3 * kStages, prev);
+    release(e, layout.vEmpty(), prev);
     o = rescaleAccumulators(e, ol, rowMax, curRef.take_front(2), o,
                             plan.cfg.lazyRescale);
     SmallVector<Value> next = rowMax.mNew;
@@ -1100,9 +1128,11 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   SmallVector<Value> loopState =
       runKeyBlocks(c, plan, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)), kbEnd,
                    first.getResults(), blockBody);
-  // Every S of the tile was waited for: the producer may load the next Q.
-  NVVM::MBarrierArriveOp::create(cb, loc, Type(),
-                                 barrier(c, c.idx(1 + 4 * kStages)), Value());
+  // Every S of the tile was waited for: the producer may load another Q
+  // into its buffer.
+  NVVM::MBarrierArriveOp::create(
+      cb, loc, Type(), barrier(c, c.add(c.idx(layout.qEmpty()), qBuf)),
+      Value());
   // The last block's P V.
   auto last = scf::IfOp::create(
       cb, loc, TypeRange(ArrayRef<Type>(stateTypes).slice(4, ol.size())), any,
@@ -1117,7 +1147,7 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
         waitGroup(e, issueValues(e, lastBlock, st.drop_front(4 + ol.size()),
                                  st.slice(4, ol.size())));
     // The ring runs on into the next tile: its V stage is free again.
-    release(e, 1 + 3 * kStages, lastBlock);
+    release(e, layout.vEmpty(), lastBlock);
     scf::YieldOp::create(lb, loc, acc);
     OpBuilder eb = last.getElseBodyBuilder();
     scf::YieldOp::create(eb, loc, st.slice(4, ol.size()));
@@ -1213,20 +1243,22 @@ void WgmmaEmitter::emit() {
     // A full barrier takes the producer's 128 cp.async arrivals, or the
     // one arrive.expect_tx of its TMA thread.
     const int64_t loaders = tma ? 1 : kProducerThreads;
-    init(0, loaders);
+    for (int64_t qb = 0; qb < layout.qBuffers; ++qb)
+      init(layout.qFull() + qb, loaders);
     for (int64_t st = 0; st < kStages; ++st) {
-      init(1 + st, loaders);
-      init(1 + kStages + st, loaders);
-      init(1 + 2 * kStages + st, 32 * plan.cfg.warps);
-      init(1 + 3 * kStages + st, 32 * plan.cfg.warps);
+      init(layout.kFull() + st, loaders);
+      init(layout.vFull() + st, loaders);
+      init(layout.kEmpty() + st, 32 * plan.cfg.warps);
+      init(layout.vEmpty() + st, 32 * plan.cfg.warps);
     }
-    init(1 + 4 * kStages, 32 * plan.cfg.warps);
+    for (int64_t qb = 0; qb < layout.qBuffers; ++qb)
+      init(layout.qEmpty() + qb, 32 * plan.cfg.warps);
     NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
   });
   // (TMA reads the padding columns as zeros: they are past the operand's
   // head dim.)
   if (!tma && (Dp != D || Dvp != Dv)) {
-    zeroPadding(layout.q, D, 0, 1, 0);
+    zeroPadding(layout.q, D, 0, layout.qBuffers, layout.qStride());
     zeroPadding(layout.k, D, layout.kOffset(), kStages, layout.kStage());
     zeroPadding(layout.v, Dv, layout.vOffset(), kStages, layout.vStage());
     proxyFence(k);
@@ -1369,6 +1401,11 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
     return error() << "takes persistent-ctas > 0, or -1 (one CTA per tile), "
                       "not "
                    << resolved.persistentCtas;
+  if (resolved.qBuffers < 0 || resolved.qBuffers > 2)
+    return error() << "takes q-buffers 1 or 2, not " << resolved.qBuffers;
+  // One Q buffer until the other tiles have their room.
+  if (resolved.qBuffers == 0)
+    resolved.qBuffers = 1;
   resolved.threadsPerRow = 1;
   // The consumer warpgroups and the producer warpgroup.
   plan.threads = 32 * resolved.warps + kProducerThreads;
@@ -1396,6 +1433,16 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   resolved.tmaStore = requested.tmaStore && paddedHeadDim(plan.Dv) >= 64;
   if (storesByTma(plan) && sharedBytes() > sharedLimit)
     resolved.tmaStore = false;
+  // A second Q buffer on a persistent grid, where it fits (+2 to +4% at
+  // 1k and 4k keys, timed alternately; level at 16k) and leaves the
+  // consumers their registers: with a bias and another per-element feature
+  // (keep mask, dropout) ptxas spilled 4-12 bytes at d = 128.
+  bool crowded = op.getBias() && (op.getKeepMask() || computed);
+  if (requested.qBuffers == 0 && resolved.persistentCtas > 0 && !crowded) {
+    resolved.qBuffers = 2;
+    if (sharedBytes() > sharedLimit)
+      resolved.qBuffers = 1;
+  }
   if (sharedBytes() > sharedLimit)
     return op.emitOpError()
            << "convert-attn-to-gpu: the wgmma kernel needs " << sharedBytes()

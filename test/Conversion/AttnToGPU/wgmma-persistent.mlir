@@ -2,25 +2,30 @@
 // more key blocks and no key tail) 132 CTAs, an H100 SXM's or H200's SMs,
 // each walking the tiles (query block, batch * head) in rounds of the
 // grid's size (a snake: even rounds in block order, odd ones reversed),
-// with the K/V ring position carried across tiles; the consumers free Q (the
-// last mbarrier, 256 = two warpgroups' threads) once a tile's S are done,
-// the producer waits for that before it loads the next tile's Q.
+// with the K/V ring position carried across tiles. Two Q buffers (tile r's
+// is r mod 2; their full mbarriers first, their empty ones last, 256 = two
+// warpgroups' threads): the consumers free a buffer once the tile's S are
+// done, the producer waits for that before it loads tile r + 2's Q there,
+// so that tile r + 1's loads while tile r runs. q-buffers=1: one buffer,
+// loaded once the last tile's S are done.
 // persistent-ctas=-1, and the default otherwise: one CTA per tile and no
 // loop. The grid is x alone: 70000 heads launch.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma -split-input-file | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma persistent-ctas=-1" -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma persistent-ctas=7" -split-input-file | FileCheck %s --check-prefix=SEVEN
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma q-buffers=1" -split-input-file | FileCheck %s --check-prefix=ONEQ
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma q-buffers=3" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma persistent-ctas=-2" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-LABEL: gpu.func @attn_fwd_0(
 // CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
-// CHECK-COUNT-9: nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
+// CHECK-COUNT-11: nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
 // The producer, causal with 8 query blocks: units of one head's query
 // blocks 7 - j and j (j < 4, 9 key blocks each), unit m G + c on CTA c in
 // rounds 2m (the long block) and 2m + 1 (the short one), 2048 / 2 units;
-// Q once the last tile's is free, then K/V.
+// Q into buffer r mod 2 once it is free (from round 2 on), then K/V.
 // CHECK:         %[[CTA:.+]] = gpu.block_id  x
 // CHECK:         %[[G:.+]] = gpu.grid_dim  x
 // CHECK:         %[[ROUNDS:.+]] = arith.muli %{{.+}}, %c2
@@ -33,7 +38,11 @@
 // CHECK:             %[[J:.+]] = arith.remui %[[U]], %c4
 // CHECK:             arith.select %{{.+}}, %[[J]], %{{.+}}
 // CHECK:             arith.divui %[[U]], %c4
+// CHECK:             %[[QB:.+]] = arith.remui %[[R]], %c2
+// CHECK:             arith.cmpi ult, %c1{{.*}}, %[[R]]
+// CHECK:             arith.divui %[[R]], %c2
 // CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK:             arith.muli %[[QB]], %c32768
 // CHECK:             nvvm.mbarrier.arrive.expect_tx
 // The consumers.
 // CHECK:         scf.for %{{.+}} = %c0{{.*}} to %{{.+}} step %c1{{.*}} iter_args(
@@ -45,6 +54,11 @@
 // ONE-NOT:       gpu.grid_dim
 // SEVEN-LABEL:   gpu.func @attn_fwd_0(
 // SEVEN-SAME:      attn.grid = array<i64: 7, 1, 1>
+// ONEQ-LABEL:   gpu.func @attn_fwd_0(
+// ONEQ-COUNT-9:  nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
+// ONEQ:          nvvm.mbarrier.init %{{.+}}, %c256_i32
+// ONEQ-NEXT:     nvvm.fence.mbarrier.init
+// BADQ: error: 'attn.attention' op convert-attn-to-gpu: mma=wgmma takes q-buffers 1 or 2, not 3
 // BAD: error: 'attn.attention' op convert-attn-to-gpu: mma=wgmma takes persistent-ctas > 0, or -1 (one CTA per tile), not -2
 func.func @causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x128xbf16>, %v: tensor<16x16x1024x128xbf16>) -> tensor<16x16x1024x128xbf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>, tensor<16x16x1024x128xbf16>) {mask = #attn.mask<causal>} -> tensor<16x16x1024x128xbf16>

@@ -32,9 +32,9 @@
 // SM80: attn.family = "mma_sync"
 
 // A producer warpgroup and two consumer warpgroups of 64 rows, 128-key
-// blocks at d = 128; dynamic shared memory: 1024 (alignment) + Q 128 x 256
-// bytes + 2 stages x (K, V) 128 x 256 bytes + O's staging tile 128 x 256
-// bytes + 10 mbarriers = 197712.
+// blocks at d = 128; dynamic shared memory: 1024 (alignment) + 2 Q buffers
+// (a persistent grid) of 128 x 256 bytes + 2 stages x (K, V) 128 x 256
+// bytes + O's staging tile 128 x 256 bytes + 12 mbarriers = 230496.
 // Causal: heads fastest, longest query blocks first. The consumers issue S
 // of block j with P V of block j - 1 (their turn taken on named barriers,
 // ping-pong), wait for S alone (wait_group 1), then for P V.
@@ -49,7 +49,7 @@
 // CHECK-COUNT-3: nvgpu.tma.create.descriptor
 // CHECK:       gpu.launch_func  @attn_kernels::@attn_fwd_0 {{.*}} args({{.*}} : memref<1x8x1024x128xbf16>, %{{.+}} : memref<1x8x1024xf32>, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr, %{{.+}} : !llvm.ptr)
 // CHECK:       gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.args = ["q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v", "tmap_o"], attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 197712 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
+// CHECK-SAME:    attn.args = ["q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v", "tmap_o"], attn.block = array<i64: 384, 1, 1>, attn.config = array<i64: 128, 128, 1, 128>, attn.dynamic_shared = 230496 : i64, attn.family = "wgmma", attn.grid = array<i64: 64, 1, 1>
 // CHECK-SAME:    attn.tensor_maps = [{argument = 5 : i64, box = array<i64: 1, 1, 128, 64>, l2_promotion = 256 : i64, source = 0 : i64, swizzle = 128 : i64}, {argument = 6 : i64, {{.*}} source = 1 : i64{{.*}}}, {argument = 7 : i64, {{.*}} source = 2 : i64{{.*}}}, {argument = 8 : i64, box = array<i64: 1, 1, 64, 64>, l2_promotion = 256 : i64, source = 3 : i64, swizzle = 128 : i64}]
 // CHECK:         memref.extract_aligned_pointer_as_index
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
