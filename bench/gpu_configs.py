@@ -231,11 +231,23 @@ for c in [c for c in BENCH if c["name"].endswith(("_bias", "_softcap",
                       opts=MMA))
 # The persistent grid's gain (one CTA per tile) and its second Q buffer's
 # (one buffer), where it is persistent: up to d = 128.
+FEATURES = [c for c in BENCH if c["name"].endswith(
+    ("_bias", "_softcap", "_dropout", "_window"))]
 for c in [c for c in GRID if c["D"] <= 128] + GQA:
     BENCH.append(dict(c, name=c["name"] + "_wgmma_p1", role="variant",
                       opts=WGMMA + " persistent-ctas=-1"))
+for c in [c for c in GRID if c["D"] <= 128] + GQA + FEATURES:
     BENCH.append(dict(c, name=c["name"] + "_q1", role="variant",
                       opts=WGMMA + " q-buffers=1"))
+# Above d = 128: the persistent grid (the default up to 1k queries), one
+# CTA per tile, 80-key blocks (the most that fit two stages at d = 256).
+for c in [c for c in GRID if c["D"] > 128]:
+    BENCH.append(dict(c, name=c["name"] + "_pers", role="variant",
+                      opts=WGMMA + " persistent-ctas=132"))
+    BENCH.append(dict(c, name=c["name"] + "_wgmma_p1", role="variant",
+                      opts=WGMMA + " persistent-ctas=-1"))
+    BENCH.append(dict(c, name=c["name"] + "_wgmma_bk80", role="variant",
+                      opts=WGMMA + " block-k=80"))
 # Short sequences and dropout: two consumer warpgroups at d = 64, 64-key
 # blocks at d = 128, 3 stages; dropout with 32 or 96 keys per block.
 for c in (0, 1):
@@ -250,6 +262,13 @@ for c in GRID:
                       opts=WGMMA + " tma=false"))
     BENCH.append(dict(c, name=c["name"] + "_nostore", role="variant",
                       opts=WGMMA + " tma-store=false"))
+# The bias and dropout with 3 stages (the bias with one Q buffer, for the
+# room).
+for c in FEATURES:
+    if c["name"].endswith(("_bias", "_dropout")):
+        extra = " q-buffers=1" if c["name"].endswith("_bias") else ""
+        BENCH.append(dict(c, name=c["name"] + "_wgmma_s3", role="variant",
+                          opts=WGMMA + " stages=3" + extra))
 for k in (32, 96):
     BENCH.append(bench_cfg(f"bench_d128_n4096_c0_dropout_wgmma_bk{k}", 128,
                            4096, 0, dropout=0.1, role="variant",

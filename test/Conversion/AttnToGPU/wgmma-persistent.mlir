@@ -1,13 +1,13 @@
-// The wgmma family's persistent grid. By default (up to d = 128, with 3 or
-// more key blocks and no key tail) 132 CTAs, an H100 SXM's or H200's SMs,
-// each walking the tiles (query block, batch * head) in rounds of the
-// grid's size (a snake: even rounds in block order, odd ones reversed),
-// with the K/V ring position carried across tiles. Two Q buffers (tile r's
-// is r mod 2; their full mbarriers first, their empty ones last, 256 = two
-// warpgroups' threads): the consumers free a buffer once the tile's S are
-// done, the producer waits for that before it loads tile r + 2's Q there,
-// so that tile r + 1's loads while tile r runs. q-buffers=1: one buffer,
-// loaded once the last tile's S are done.
+// The wgmma family's persistent grid. By default (up to d = 128, above it up to
+// 1k queries; with 3 or more key blocks and no key tail) 132 CTAs, an H100
+// SXM's or H200's SMs, each walking the tiles (query block, batch * head) in
+// rounds of the grid's size (a snake: even rounds in block order, odd ones
+// reversed), with the K/V ring position carried across tiles. Two Q buffers
+// (tile r's is r mod 2; their full mbarriers first, their empty ones last, 256
+// = two warpgroups' threads): the consumers free a buffer once the tile's S are
+// done, the producer waits for that before it loads tile r + 2's Q there, so
+// that tile r + 1's loads while tile r runs. q-buffers=1: one buffer, loaded
+// once the last tile's S are done.
 // persistent-ctas=-1, and the default otherwise: one CTA per tile and no
 // loop. The grid is x alone: 70000 heads launch.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma -split-input-file | FileCheck %s
@@ -84,12 +84,26 @@ func.func @not_causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x
 
 // -----
 
+// Above d = 128 persistent up to 1k queries (one Q buffer: two do not fit
+// beside the K/V stages at d = 256), one CTA per tile beyond.
 // CHECK-LABEL: gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.grid = array<i64: 16, 1, 1>
+// CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
+// CHECK-COUNT-10: nvvm.mbarrier.init
+// CHECK-NEXT:    nvvm.fence.mbarrier.init
+// CHECK:         gpu.grid_dim
+func.func @d256_1k(%q: tensor<4x8x1024x256xbf16>, %k: tensor<4x8x1024x256xbf16>, %v: tensor<4x8x1024x256xbf16>) -> tensor<4x8x1024x256xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>) -> tensor<4x8x1024x256xbf16>
+  return %o : tensor<4x8x1024x256xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.grid = array<i64: 64, 1, 1>
 // CHECK-NOT:     gpu.grid_dim
-func.func @d256(%q: tensor<1x4x512x256xbf16>, %k: tensor<1x4x512x256xbf16>, %v: tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16> {
-  %o = attn.attention ins(%q, %k, %v : tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16>
-  return %o : tensor<1x4x512x256xbf16>
+func.func @d256_2k(%q: tensor<1x4x2048x256xbf16>, %k: tensor<1x4x2048x256xbf16>, %v: tensor<1x4x2048x256xbf16>) -> tensor<1x4x2048x256xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x4x2048x256xbf16>, tensor<1x4x2048x256xbf16>, tensor<1x4x2048x256xbf16>) -> tensor<1x4x2048x256xbf16>
+  return %o : tensor<1x4x2048x256xbf16>
 }
 
 // -----
