@@ -141,6 +141,20 @@ CHECK += [
         opts=WGMMA + " stages=4 block-k=32"),
     cfg("bf16_d96_bias_dropout_bk96_wgmma", Nq=200, Nk=333, D=96,
         bias=("bf16", "1HQK"), dropout=0.17, opts=WGMMA + " block-k=96"),
+    # Bias tiles staged by TMA (a bias of the operands' type, [B or 1, H or
+    # 1, Nq, Nk], Nk a multiple of 8 and of block-k): a query tail (200
+    # rows), a bias per head shared by the batch, one per batch
+    # element shared by the heads (with GQA, causal), with a keep mask and
+    # dropout, and at d = 256 (32-key blocks).
+    cfg("bf16_d128_bias_staged_tails_wgmma", Nq=200, Nk=256, D=128,
+        bias=("bf16", "1HQK"), opts=WGMMA),
+    cfg("f16_d64_bias_staged_b1qk_causal_gqa_wgmma", dtype="f16", Hq=4,
+        Hkv=2, Nq=256, Nk=384, D=64, mask="causal", align="bottom_right",
+        bias=("f16", "B1QK"), opts=WGMMA),
+    cfg("bf16_d128_bias_staged_keep_dropout_wgmma", Nq=136, Nk=256, D=128,
+        bias=("bf16", "BHQK"), keep="B11K", dropout=0.17, opts=WGMMA),
+    cfg("bf16_d256_bias_staged_wgmma", Nq=160, Nk=392, D=256,
+        bias=("bf16", "11QK"), opts=WGMMA),
     # A window that shows the first CTA's rows no key (Nq > Nk,
     # bottom-right): the key-block range's end is negative there (the sweep
     # configuration that hung before the range test was made signed).
@@ -374,6 +388,10 @@ SANITIZE += [
     san("wgmma_bf16_d128_window_dropout_persistent",
         WGMMA + " persistent-ctas=2", Hq=4, Nq=256, D=128,
         mask="sliding_window", window=(32, 8), dropout=0.17),
+    # A bias staged by TMA on the persistent grid (a query tail).
+    san("wgmma_bf16_d128_bias_staged_persistent",
+        WGMMA + " persistent-ctas=2", B=2, Nq=200, Nk=384, D=128,
+        bias=("bf16", "1HQK")),
     # A head dim that is not a multiple of 8: element copies (and one CTA
     # with no key block: Nq > Nk, bottom-right window).
     san("wgmma_f16_d59_dv111_window", WGMMA, dtype="f16", Hq=2, Nq=300,

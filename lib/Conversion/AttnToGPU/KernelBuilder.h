@@ -88,6 +88,8 @@ struct KernelArgs {
   /// The score_mod region's captures mapped to the kernel's values
   /// (mapCaptures), for buildMaskedScore.
   IRMapping captureMap;
+  /// The index of the bias among the kernel's arguments (after Q, K, V).
+  static constexpr unsigned kBiasIndex = 3;
   /// The index of O among the kernel's arguments.
   static unsigned outIndex(const KernelPlan &plan) {
     AttentionOp op = plan.op;

@@ -165,6 +165,25 @@ static bool sharesBiasAcrossBatch(const KernelPlan &plan) {
          type.getDimSize(1) == plan.Hq;
 }
 
+/// Whether the producer stages the bias tile of each key block by TMA (with
+/// the block's V, in the tile layout of TileLayout: the consumers read
+/// their pairs of keys from shared memory, a warp's 8 rows of 16 bytes from
+/// 8 distinct bank groups, where from global memory each such load touched
+/// 8 lines): TMA loads, a bias of the operands' element type of shape
+/// [B or 1, H or 1, Nq, Nk], Nk a multiple of 8 (16-byte rows) and of
+/// block-k (with a key tail ptxas spilled 200 bytes at d = 128).
+static bool stagesBias(const KernelPlan &plan) {
+  AttentionOp op = plan.op;
+  Value bias = op.getBias();
+  if (!loadsByTma(plan) || !bias)
+    return false;
+  auto type = cast<ShapedType>(bias.getType());
+  return type.getRank() == 4 && type.getDimSize(2) == plan.Nq &&
+         type.getDimSize(3) == plan.Nk &&
+         type.getElementType() == plan.elementType && plan.Nk % 8 == 0 &&
+         plan.Nk % plan.cfg.blockK == 0;
+}
+
 /// Whether the consumers store O by TMA (resolveOptions turns tma-store off
 /// where the staging tile does not fit).
 static bool storesByTma(const KernelPlan &plan) {
@@ -172,11 +191,14 @@ static bool storesByTma(const KernelPlan &plan) {
 }
 
 /// Bytes of dynamic shared memory: 1024 of slack to align the tiles, the
-/// Q buffers, the K stages, the V stages, [O's staging tile,] then the
-/// mbarriers of the pipeline.
+/// Q buffers, the K stages, the V stages, [the bias stages,] [O's staging
+/// tile,] then the mbarriers of the pipeline.
 struct SharedLayout {
-  TileLayout q, k, v, o;
+  TileLayout q, k, v, o, bias;
   int64_t qBuffers, stages;
+  /// Whether the bias goes through shared memory (stagesBias: a tile of
+  /// block-q rows and block-k keys per stage, after the V stages).
+  bool stagedBias;
   /// Whether O goes through shared memory (the tile `o`, after the V
   /// stages) to TMA stores.
   bool stagedOutput;
@@ -185,14 +207,19 @@ struct SharedLayout {
         k(plan.cfg.blockK, 2 * paddedHeadDim(plan.D)),
         v(plan.cfg.blockK, 2 * paddedHeadDim(plan.Dv)),
         o(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.Dv)),
+        bias(16 * plan.cfg.warps, 2 * plan.cfg.blockK),
         qBuffers(plan.cfg.qBuffers), stages(plan.cfg.stages),
-        stagedOutput(storesByTma(plan)) {}
+        stagedBias(stagesBias(plan)), stagedOutput(storesByTma(plan)) {}
   int64_t qStride() const { return llvm::alignTo(q.bytes(), 1024); }
   int64_t kOffset() const { return qBuffers * qStride(); }
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
   int64_t vOffset() const { return kOffset() + stages * kStage(); }
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
-  int64_t oOffset() const { return vOffset() + stages * vStage(); }
+  int64_t biasOffset() const { return vOffset() + stages * vStage(); }
+  int64_t biasStage() const { return llvm::alignTo(bias.bytes(), 1024); }
+  int64_t oOffset() const {
+    return biasOffset() + (stagedBias ? stages * biasStage() : 0);
+  }
   /// The mbarriers (8 bytes each), by index: Q full of each Q buffer, then
   /// K full, V full, K empty and V empty of each stage, then Q empty of
   /// each Q buffer; the first index of each kind.
@@ -225,15 +252,17 @@ public:
 
 private:
   /// Loads rows row0 + [0, tile.lines) of operand `source` (0: Q, 1: K, 2:
-  /// V) of head `h`, their first `width` columns, into the tile at byte
-  /// `offset` of the shared buffer and signals the full mbarrier `full` as
-  /// they land: by TMA, one copy per panel issued by this thread (rows past
-  /// the operand's end and the padding columns read as zeros), or by
-  /// cp.async of the producer warpgroup (copyRows; rows clamped to
-  /// `lastRow` when given).
+  /// V; 3: the bias, staged by TMA only) of head `h`, their first `width`
+  /// columns, into the tile at byte `offset` of the shared buffer and
+  /// signals the full mbarrier `full` as they land: by TMA, one copy per
+  /// panel issued by this thread (rows past the operand's end and the
+  /// padding columns read as zeros), or by cp.async of the producer
+  /// warpgroup (copyRows; rows clamped to `lastRow` when given). The bias's
+  /// columns start at `col0` and its batch index is `batch` (the tile's
+  /// otherwise).
   void loadTile(KB &e, unsigned source, Value h, Value row0, Value lastRow,
-                int64_t width, const TileLayout &tile, Value offset,
-                Value full);
+                int64_t width, const TileLayout &tile, Value offset, Value full,
+                Value col0 = Value(), Value batch = Value());
   /// cp.async by the producer warpgroup of rows row0 + [0, lines) of `src`
   /// (clamped to `lastRow` when given) of head `h`, their first `width`
   /// columns, into the tile `tile` at element offset `base` of the shared
@@ -381,8 +410,10 @@ static Value isEqual(KB &e, Value x, int64_t c) {
 
 void WgmmaEmitter::loadTile(KB &e, unsigned source, Value h, Value row0,
                             Value lastRow, int64_t width,
-                            const TileLayout &tile, Value offset, Value full) {
+                            const TileLayout &tile, Value offset, Value full,
+                            Value col0, Value batch) {
   if (!tma) {
+    assert(source < 3 && "the bias is staged by TMA only");
     copyRows(e, std::array<Value, 3>{q, key, value}[source], h, row0, lastRow,
              width, tile, e.divu(offset, 2));
     signalFull(e, full, width);
@@ -403,9 +434,11 @@ void WgmmaEmitter::loadTile(KB &e, unsigned source, Value h, Value row0,
   for (int64_t p = 0; p < tile.lineBytes / tile.panel; ++p) {
     Value dst = toI32(
         e, e.add(bufAddress, e.add(offset, e.idx(p * tile.panelStride()))));
+    Value col = col0 ? toI32(e, e.add(col0, e.idx(p * tile.panel / 2)))
+                     : i32Constant(e, p * tile.panel / 2);
     inlinePtx(e, Type(),
-              {dst, tensorMapArgs[source], i32Constant(e, p * tile.panel / 2),
-               toI32(e, row0), toI32(e, h), toI32(e, bi), fullAddress},
+              {dst, tensorMapArgs[source], col, toI32(e, row0), toI32(e, h),
+               toI32(e, batch ? batch : bi), fullAddress},
               "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
               "complete_tx::bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
               "r,l,r,r,r,r,r,~{memory}");
@@ -849,6 +882,19 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
                      layout.kFull(), layout.kEmpty());
                 fill(2, Dv, vt, layout.vOffset(), layout.vStage(),
                      layout.vFull(), layout.vEmpty());
+                // The block's bias tile with its V (the same full and empty
+                // barriers: the consumers read it after S, and are done
+                // with it once they freed V).
+                if (layout.stagedBias) {
+                  auto type = cast<ShapedType>(bias.getType());
+                  Value zero = e.idx(0);
+                  loadTile(e, 3, type.getDimSize(1) == 1 ? zero : hi, tl.q0,
+                           Value(), 0, layout.bias,
+                           e.add(e.idx(layout.biasOffset()),
+                                 e.mul(stage, e.idx(layout.biasStage()))),
+                           e.add(e.idx(layout.vFull()), stage), k0,
+                           type.getDimSize(0) == 1 ? zero : bi);
+                }
                 scf::YieldOp::create(lb, ll);
               });
           return {ringAfter(x, tl, kbBase)};
@@ -1015,11 +1061,35 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   };
   // Block kb's bias and keep values, loaded while its scores are
   // computed.
+  // A staged bias: the pairs of keys 8n + 2t, + 1 of the thread's rows from
+  // the block's stage, once it landed (with V).
   auto loadOperands = [&](KB &e, Value kb) {
-    return loadElementOperands(e, plan, sl, bias, keep,
-                               [&](int64_t, int64_t j, int64_t i) {
-                                 return coordinates(e, kb, j, i, true);
-                               });
+    ElementOperands ops =
+        loadElementOperands(e, plan, sl, layout.stagedBias ? Value() : bias,
+                            keep, [&](int64_t, int64_t j, int64_t i) {
+                              return coordinates(e, kb, j, i, true);
+                            });
+    if (!layout.stagedBias)
+      return ops;
+    Value stage = stageOf(e, kb);
+    waitLanded(e, e.add(e.idx(layout.vFull()), stage), parityOf(e, kb));
+    Value base = e.add(e.idx(layout.biasOffset()),
+                       e.mul(stage, e.idx(layout.biasStage())));
+    ops.bias.resize(sl.size());
+    for (int64_t j = 0; j < sl.nTiles; ++j)
+      for (int64_t i = 0; i < 4; i += 2) {
+        Value row = e.add(e.add(warpRow0, g), e.idx(8 * (i / 2)));
+        Value col = e.add(e.idx(8 * j), t2);
+        Value bytes = e.add(base, layout.bias.elementOffset(e, row, col));
+        Value pair =
+            vector::LoadOp::create(e.b, e.loc, VectorType::get({2}, elt), buf,
+                                   ValueRange{e.divu(bytes, 2)},
+                                   /*nontemporal=*/false, llvm::MaybeAlign(4));
+        for (int64_t h = 0; h < 2; ++h)
+          ops.bias[sl.index(0, j, i + h)] =
+              vector::ExtractOp::create(e.b, e.loc, pair, h);
+      }
+    return ops;
   };
   // The online softmax of block kb's scores `s` (waited for): the row
   // maxima and the P operands of its k-steps (P V's A fragments).
@@ -1247,7 +1317,8 @@ void WgmmaEmitter::emit() {
       init(layout.qFull() + qb, loaders);
     for (int64_t st = 0; st < kStages; ++st) {
       init(layout.kFull() + st, loaders);
-      init(layout.vFull() + st, loaders);
+      // (V's and the bias's arrive.expect_tx with a staged bias.)
+      init(layout.vFull() + st, layout.stagedBias ? 2 : loaders);
       init(layout.kEmpty() + st, 32 * plan.cfg.warps);
       init(layout.vEmpty() + st, 32 * plan.cfg.warps);
     }
@@ -1307,8 +1378,8 @@ public:
     return SharedLayout(plan).total();
   }
   /// With TMA loads (loadsByTma): one map per operand whose box is a panel
-  /// of its tile (TileLayout), in the tile's swizzle; with TMA stores one
-  /// for O too.
+  /// of its tile (TileLayout), in the tile's swizzle: Q, K, V, [the bias
+  /// (stagesBias),] [O (TMA stores)].
   SmallVector<TensorMapSpec>
   getTensorMaps(const KernelPlan &plan) const override {
     if (!loadsByTma(plan))
@@ -1321,6 +1392,10 @@ public:
     SmallVector<TensorMapSpec> maps = {map(0, layout.q, layout.q.lines),
                                        map(1, layout.k, layout.k.lines),
                                        map(2, layout.v, layout.v.lines)};
+    // The bias: a block's tile (before O, whose map is the last).
+    if (layout.stagedBias)
+      maps.push_back(
+          map(KernelArgs::kBiasIndex, layout.bias, layout.bias.lines));
     // O: a consumer warpgroup's 64 rows per store.
     if (layout.stagedOutput)
       maps.push_back(map(KernelArgs::outIndex(plan), layout.o, 64));

@@ -1,9 +1,11 @@
 // The fused features on mma=wgmma, in the benchmark's shapes (d = 128):
-// a [1, H, N, N] bias (even key count: one vector load per pair of keys of
-// a row) and the keep mask load after a step's products are issued and
-// before the consumer waits for them; dropout draws one Philox4x32-10 per
-// four keys of a row (two words to the partner lane by shuffles). With
-// ptxas: no spills, no warnings.
+// a [1, H, N, N] bias comes by TMA with each block's V (a fourth tensor
+// map, source 3: a box per 64-key panel of the block's 128 x 128 tile), and
+// the consumers read their pairs of keys from shared memory once it landed;
+// the keep mask loads from global memory; both after a step's products are
+// issued and before the consumer waits for them. Dropout draws one
+// Philox4x32-10 per four keys of a row (two words to the partner lane by
+// shuffles). With ptxas: no spills, no warnings.
 // RUN: split-file %s %t
 // RUN: attnfuse-opt %t/bias.mlir --convert-attn-to-gpu=mma=wgmma -o %t/bias.stage1.mlir
 // RUN: FileCheck %s --check-prefix=BIAS < %t/bias.stage1.mlir
@@ -17,7 +19,8 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/dropout.ptx -o %t/dropout.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // BIAS-LABEL: gpu.func @attn_fwd_0(
-// BIAS-SAME:    %[[BIAS:[^:]+]]: memref<1x16x1024x1024xbf16>, %[[KEEP:[^:]+]]: memref<2x1x1x1024xi1>
+// BIAS-SAME:    %{{[^:]+}}: memref<1x16x1024x1024xbf16>, %[[KEEP:[^:]+]]: memref<2x1x1x1024xi1>
+// BIAS-SAME:    {argument = 10 : i64, box = array<i64: 1, 1, 128, 64>, l2_promotion = 256 : i64, source = 3 : i64, swizzle = 128 : i64}
 // The bias is the same for both batch elements: a tile's (batch, head)
 // index by walks the batch fastest (b = by mod 2, h = by / 2), so that the
 // tiles that run together read the same bias tiles.
@@ -28,7 +31,8 @@
 // BIAS:           nvvm.wgmma.mma_async
 // BIAS:           nvvm.barrier id
 // BIAS:           memref.load %[[KEEP]]
-// BIAS:           vector.load %[[BIAS]]{{.*}} {alignment = 4 : i64} : memref<1x16x1024x1024xbf16>, vector<2xbf16>
+// BIAS:           nvvm.mbarrier.try_wait.parity
+// BIAS:           vector.load %{{.+}} {alignment = 4 : i64} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // BIAS:           wgmma.wait_group.sync.aligned 1
 
 // DROPOUT-LABEL: gpu.func @attn_fwd_0(
