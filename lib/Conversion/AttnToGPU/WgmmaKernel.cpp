@@ -886,14 +886,12 @@ void WgmmaEmitter::emitProducer(OpBuilder &pb, int64_t registers) {
                 // barriers: the consumers read it after S, and are done
                 // with it once they freed V).
                 if (layout.stagedBias) {
-                  auto type = cast<ShapedType>(bias.getType());
-                  Value zero = e.idx(0);
-                  loadTile(e, 3, type.getDimSize(1) == 1 ? zero : hi, tl.q0,
-                           Value(), 0, layout.bias,
+                  SmallVector<Value> at =
+                      e.broadcastIndices(bias, {bi, hi, tl.q0, k0});
+                  loadTile(e, 3, at[1], at[2], Value(), 0, layout.bias,
                            e.add(e.idx(layout.biasOffset()),
                                  e.mul(stage, e.idx(layout.biasStage()))),
-                           e.add(e.idx(layout.vFull()), stage), k0,
-                           type.getDimSize(0) == 1 ? zero : bi);
+                           e.add(e.idx(layout.vFull()), stage), at[3], at[0]);
                 }
                 scf::YieldOp::create(lb, ll);
               });
@@ -1060,9 +1058,8 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     return SmallVector<Value>{bi, hi, rowsC[i / 2], kg};
   };
   // Block kb's bias and keep values, loaded while its scores are
-  // computed.
-  // A staged bias: the pairs of keys 8n + 2t, + 1 of the thread's rows from
-  // the block's stage, once it landed (with V).
+  // computed; a staged bias's pairs of keys 8n + 2t, + 1 of the thread's
+  // rows from the block's stage, once it landed (with V).
   auto loadOperands = [&](KB &e, Value kb) {
     ElementOperands ops =
         loadElementOperands(e, plan, sl, layout.stagedBias ? Value() : bias,
