@@ -9,6 +9,7 @@
 // RUN: split-file %s %t
 // RUN: attnfuse-opt %t/bias.mlir --convert-attn-to-gpu=mma=wgmma -o %t/bias.stage1.mlir
 // RUN: FileCheck %s --check-prefix=BIAS < %t/bias.stage1.mlir
+// RUN: attnfuse-opt %t/bias-tail.mlir --convert-attn-to-gpu=mma=wgmma | FileCheck %s --check-prefix=TAIL
 // RUN: attnfuse-opt %t/dropout.mlir --convert-attn-to-gpu=mma=wgmma -o %t/dropout.stage1.mlir
 // RUN: FileCheck %s --check-prefix=DROPOUT < %t/dropout.stage1.mlir
 // RUN: %if ptxas %{ attnfuse-opt %t/bias.mlir --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -o %t/bias.final.mlir %}
@@ -35,6 +36,13 @@
 // BIAS:           vector.load %{{.+}} {alignment = 4 : i64} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // BIAS:           wgmma.wait_group.sync.aligned 1
 
+// With a key tail (1000 keys, 128-key blocks) the bias is not staged (ptxas
+// spilled there): no fourth tensor map of source 3, pairs from global
+// memory.
+// TAIL-LABEL: gpu.func @attn_fwd_0(
+// TAIL-NOT:     source = 3
+// TAIL:         vector.load %{{.+}} {alignment = 4 : i64} : memref<1x16x1000x1000xbf16>, vector<2xbf16>
+
 // DROPOUT-LABEL: gpu.func @attn_fwd_0(
 // DROPOUT-SAME:    %[[SEED:[^:]+]]: i64
 // DROPOUT:         scf.for
@@ -54,6 +62,12 @@
 func.func @bias_keep(%q: tensor<2x16x1024x128xbf16>, %k: tensor<2x16x1024x128xbf16>, %v: tensor<2x16x1024x128xbf16>, %bias: tensor<1x16x1024x1024xbf16>, %keep: tensor<2x1x1x1024xi1>) -> tensor<2x16x1024x128xbf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>) bias(%bias : tensor<1x16x1024x1024xbf16>) keep(%keep : tensor<2x1x1x1024xi1>) -> tensor<2x16x1024x128xbf16>
   return %o : tensor<2x16x1024x128xbf16>
+}
+
+//--- bias-tail.mlir
+func.func @bias_tail(%q: tensor<2x16x1000x128xbf16>, %k: tensor<2x16x1000x128xbf16>, %v: tensor<2x16x1000x128xbf16>, %bias: tensor<1x16x1000x1000xbf16>) -> tensor<2x16x1000x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<2x16x1000x128xbf16>, tensor<2x16x1000x128xbf16>, tensor<2x16x1000x128xbf16>) bias(%bias : tensor<1x16x1000x1000xbf16>) -> tensor<2x16x1000x128xbf16>
+  return %o : tensor<2x16x1000x128xbf16>
 }
 
 //--- dropout.mlir
