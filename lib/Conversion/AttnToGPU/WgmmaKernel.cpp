@@ -1511,7 +1511,8 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   // A second Q buffer on a persistent grid, where it fits (+2 to +4% at
   // 1k and 4k keys, timed alternately; level at 16k) and leaves the
   // consumers their registers: with a bias and another per-element feature
-  // (keep mask, dropout) ptxas spilled 4-12 bytes at d = 128.
+  // (keep mask, dropout; score_mod alike) ptxas spilled 4-12 bytes at
+  // d = 128.
   bool crowded = op.getBias() && (op.getKeepMask() || computed);
   if (requested.qBuffers == 0 && resolved.persistentCtas > 0 && !crowded) {
     resolved.qBuffers = 2;
