@@ -22,6 +22,16 @@
 // BIAS-LABEL: gpu.func @attn_fwd_0(
 // BIAS-SAME:    %{{[^:]+}}: memref<1x16x1024x1024xbf16>, %[[KEEP:[^:]+]]: memref<2x1x1x1024xi1>
 // BIAS-SAME:    {argument = 10 : i64, box = array<i64: 1, 1, 128, 64>, l2_promotion = 256 : i64, source = 3 : i64, swizzle = 128 : i64}
+// One Q buffer (two do not fit beside the bias stages), then per stage K
+// full (one arrival), V full (two: V's and the bias's arrive.expect_tx), K
+// and V empty (the 256 consumer threads).
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c1_i32
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c1_i32
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c2_i32
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c256_i32
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c256_i32
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c1_i32
+// BIAS:         nvvm.mbarrier.init %{{.+}}, %c2_i32
 // The bias is the same for both batch elements: a tile's (batch, head)
 // index by walks the batch fastest (b = by mod 2, h = by / 2), so that the
 // tiles that run together read the same bias tiles.
