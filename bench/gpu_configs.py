@@ -262,6 +262,12 @@ for c in [c for c in GRID if c["D"] > 128]:
                       opts=WGMMA + " persistent-ctas=-1"))
     BENCH.append(dict(c, name=c["name"] + "_wgmma_bk80", role="variant",
                       opts=WGMMA + " block-k=80"))
+    # Persistent from 4k too with two Q buffers, which fit with 32- or
+    # 48-key blocks (not yet timed).
+    for k in (32, 48):
+        BENCH.append(dict(c, name=c["name"] + f"_wgmma_pq2bk{k}",
+                          role="variant", opts=WGMMA + " persistent-ctas=132"
+                          f" block-k={k} q-buffers=2"))
 # Short sequences and dropout: two consumer warpgroups at d = 64, 64-key
 # blocks at d = 128, 3 stages; dropout with 32 or 96 keys per block.
 for c in (0, 1):
