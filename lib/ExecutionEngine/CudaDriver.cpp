@@ -1,8 +1,8 @@
 //===- CudaDriver.cpp - the CUDA driver API, loaded at run time -----------===//
 #include "attnfuse/ExecutionEngine/CudaDriver.h"
+#include "attnfuse/Conversion/AttnToGPU/TensorMapCodes.h"
 
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <dlfcn.h>
 #include <mutex>
@@ -179,17 +179,13 @@ CudaDriver::encodeTensorMap(const TensorMapArgument &map, uint64_t source) {
   uint64_t stride = bytes;
   for (unsigned i = 1; i < rank; ++i)
     strides.push_back(stride *= dims[i - 1]);
-  // The enums count 0, 32, 64, 128 (0, 64, 128, 256) bytes as 0 .. 3.
-  auto code = [](int64_t bytes, int64_t unit) {
-    return bytes ? static_cast<int>(llvm::Log2_64(bytes / unit)) + 1 : 0;
-  };
   TensorMap result;
   if (llvm::Error e = check(
           api->cuTensorMapEncodeTiled(
               &result, type, rank, reinterpret_cast<void *>(source),
               dims.data(), strides.data(), box.data(), elementStrides.data(),
-              /*interleave=*/0, code(map.swizzle, 32),
-              code(map.l2Promotion, 64), /*oobFill=*/0),
+              /*interleave=*/0, tensorMapSwizzleCode(map.swizzle),
+              tensorMapL2PromotionCode(map.l2Promotion), /*oobFill=*/0),
           "cuTensorMapEncodeTiled"))
     return std::move(e);
   return result;

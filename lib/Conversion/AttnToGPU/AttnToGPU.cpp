@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attnfuse/Conversion/AttnToGPU/TensorMapCodes.h"
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
@@ -259,17 +260,15 @@ LogicalResult attnfuse::convertAttentionToGPU(
     SmallVector<Value> box;
     for (int64_t d : spec.box)
       box.push_back(k.idx(d));
-    // The enums count 0, 32, 64, 128 (0, 64, 128, 256) bytes as 0 .. 3.
-    auto code = [](int64_t bytes, int64_t unit) -> uint32_t {
-      return bytes ? llvm::Log2_64(bytes / unit) + 1 : 0;
-    };
     auto descriptorType = nvgpu::TensorMapDescriptorType::get(
         ctx,
         MemRefType::get(
             spec.box, sourceType.getElementType(), MemRefLayoutAttrInterface(),
             gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
-        static_cast<nvgpu::TensorMapSwizzleKind>(code(spec.swizzle, 32)),
-        static_cast<nvgpu::TensorMapL2PromoKind>(code(spec.l2Promotion, 64)),
+        static_cast<nvgpu::TensorMapSwizzleKind>(
+            tensorMapSwizzleCode(spec.swizzle)),
+        static_cast<nvgpu::TensorMapL2PromoKind>(
+            tensorMapL2PromotionCode(spec.l2Promotion)),
         nvgpu::TensorMapOOBKind::OOB_ZERO,
         nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
     Value descriptor = nvgpu::TmaCreateDescriptorOp::create(
