@@ -208,9 +208,10 @@ BENCH += [bench_cfg(f"bench_d{d}_n4096_c{c}", d, 4096, c)
 # them: LLaMA-style GQA prefill (32 query heads on 8 K/V heads, d = 128, 8k,
 # causal); a [1, H, N, N] bias; Gemma-2's softcap on a causal mask; dropout;
 # Mistral's sliding window (4096 keys back) at 16k.
-BENCH += [
-    cfg("bench_gqa_d128_n8192_c1", B=2, Hq=32, Hkv=8, Nq=8192, D=128,
-        mask="causal", role="bench", opts=WGMMA),
+SHAPES = list(BENCH)
+GQA = [cfg("bench_gqa_d128_n8192_c1", B=2, Hq=32, Hkv=8, Nq=8192, D=128,
+           mask="causal", role="bench", opts=WGMMA)]
+FEATURES = [
     bench_cfg("bench_d128_n4096_c0_bias", 128, 4096, 0,
               bias=("bf16", "1HQK")),
     bench_cfg("bench_d128_n4096_c1_softcap", 128, 4096, 1,
@@ -219,11 +220,10 @@ BENCH += [
     cfg("bench_d128_n16384_c0_window", B=1, Hq=16, Nq=16384, D=128,
         mask="sliding_window", window=(4096, 0), role="bench", opts=WGMMA),
 ]
+BENCH += GQA + FEATURES
 # Variants (role variant: attnfuse only): the mma_sync family on the same
 # grid (the wgmma family must never be below it), and other configurations.
-GQA = [c for c in BENCH if c["name"] == "bench_gqa_d128_n8192_c1"]
-for c in [c for c in BENCH if not c["name"].endswith(
-        ("_bias", "_softcap", "_dropout", "_window"))]:
+for c in SHAPES + GQA:
     BENCH.append(dict(c, name=c["name"] + "_mma_sync", role="variant",
                       opts=MMA))
 for c in (0, 1):
@@ -235,18 +235,14 @@ for c in (0, 1):
             (256, 4096, "bk48", " block-k=48")):
         BENCH.append(bench_cfg(f"bench_d{d}_n{n}_c{c}_wgmma_{name}", d, n, c,
                                role="variant", opts=WGMMA + opts))
-# The fused features with 64-key blocks and on mma_sync; the persistent
-# grid's gain: one CTA per tile.
-for c in [c for c in BENCH if c["name"].endswith(("_bias", "_softcap",
-                                                  "_dropout"))]:
+# The fused features but the window with 64-key blocks and on mma_sync.
+for c in [c for c in FEATURES if not c["name"].endswith("_window")]:
     BENCH.append(dict(c, name=c["name"] + "_wgmma_bk64", role="variant",
                       opts=WGMMA + " block-k=64"))
     BENCH.append(dict(c, name=c["name"] + "_mma_sync", role="variant",
                       opts=MMA))
 # The persistent grid's gain (one CTA per tile) and its second Q buffer's
-# (one buffer), where it is persistent: up to d = 128.
-FEATURES = [c for c in BENCH if c["name"].endswith(
-    ("_bias", "_softcap", "_dropout", "_window"))]
+# (one buffer) up to d = 128 (above it, below).
 for c in [c for c in GRID if c["D"] <= 128] + GQA:
     BENCH.append(dict(c, name=c["name"] + "_wgmma_p1", role="variant",
                       opts=WGMMA + " persistent-ctas=-1"))

@@ -102,6 +102,7 @@ struct KernelArgs {
     q = args[next++];
     key = args[next++];
     value = args[next++];
+    assert(next == kBiasIndex && "kBiasIndex disagrees");
     if (op.getBias())
       bias = args[next++];
     if (op.getKeepMask())
