@@ -192,16 +192,20 @@ static bool storesByTma(const KernelPlan &plan) {
 
 /// Bytes of dynamic shared memory: 1024 of slack to align the tiles, the
 /// Q buffers, the K stages, the V stages, [the bias stages,] [O's staging
-/// tile,] then the mbarriers of the pipeline.
+/// tile unless it is the Q buffer's,] then the mbarriers of the pipeline.
 struct SharedLayout {
   TileLayout q, k, v, o, bias;
   int64_t qBuffers, stages;
   /// Whether the bias goes through shared memory (stagesBias: a tile of
   /// block-q rows and block-k keys per stage, after the V stages).
   bool stagedBias;
-  /// Whether O goes through shared memory (the tile `o`, after the V
-  /// stages) to TMA stores.
+  /// Whether O goes through shared memory (the tile `o`) to TMA stores.
   bool stagedOutput;
+  /// Whether O's staging tile lies in the Q buffer: with one CTA per tile,
+  /// Q is not loaded again, and a warpgroup's Q rows are dead once its last
+  /// S is done; with panels of Q's width and no more of them, each
+  /// warpgroup's O rows fall on its own Q rows. Else after the other tiles.
+  bool outputInQ;
   explicit SharedLayout(const KernelPlan &plan)
       : q(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.D)),
         k(plan.cfg.blockK, 2 * paddedHeadDim(plan.D)),
@@ -209,7 +213,9 @@ struct SharedLayout {
         o(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.Dv)),
         bias(16 * plan.cfg.warps, 2 * plan.cfg.blockK),
         qBuffers(plan.cfg.qBuffers), stages(plan.cfg.stages),
-        stagedBias(stagesBias(plan)), stagedOutput(storesByTma(plan)) {}
+        stagedBias(stagesBias(plan)), stagedOutput(storesByTma(plan)),
+        outputInQ(stagedOutput && plan.cfg.persistentCtas < 0 &&
+                  o.panel == q.panel && o.lineBytes <= q.lineBytes) {}
   int64_t qStride() const { return llvm::alignTo(q.bytes(), 1024); }
   int64_t kOffset() const { return qBuffers * qStride(); }
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
@@ -217,14 +223,17 @@ struct SharedLayout {
   int64_t vStage() const { return llvm::alignTo(v.bytes(), 1024); }
   int64_t biasOffset() const { return vOffset() + stages * vStage(); }
   int64_t biasStage() const { return llvm::alignTo(bias.bytes(), 1024); }
-  int64_t oOffset() const {
+  /// The end of the Q, K, V and bias tiles.
+  int64_t inputsEnd() const {
     return biasOffset() + (stagedBias ? stages * biasStage() : 0);
   }
+  int64_t oOffset() const { return outputInQ ? 0 : inputsEnd(); }
   /// The mbarriers (8 bytes each), by index: Q full of each Q buffer, then
   /// K full, V full, K empty and V empty of each stage, then Q empty of
   /// each Q buffer; the first index of each kind.
   int64_t barrierOffset() const {
-    return oOffset() + (stagedOutput ? llvm::alignTo(o.bytes(), 1024) : 0);
+    return inputsEnd() +
+           (stagedOutput && !outputInQ ? llvm::alignTo(o.bytes(), 1024) : 0);
   }
   int64_t qFull() const { return 0; }
   int64_t kFull() const { return qBuffers; }
@@ -1482,8 +1491,8 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   // The consumer warpgroups and the producer warpgroup.
   plan.threads = 32 * resolved.warps + kProducerThreads;
   auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
-  // O's staging tile only where it fits beside the other tiles (decided
-  // after them).
+  // O's staging tile only where it fits (decided after the other tiles;
+  // with one CTA per tile it is the Q buffer's).
   resolved.tmaStore = false;
   while (requested.blockK == 0 && sharedBytes() > sharedLimit &&
          resolved.blockK > 32) {

@@ -179,6 +179,19 @@ func.func @d256(%q: tensor<1x8x512x256xbf16>, %k: tensor<1x8x512x256xbf16>, %v: 
 
 // -----
 
+// One CTA per tile (d = 256 from 2k queries): O is staged in the Q buffer
+// (no room beside two K/V stages, and Q is not loaded again), so the
+// shared memory is that of the inputs alone, and O goes by TMA stores.
+// CHECK-LABEL: func.func @d256_one_cta_per_tile
+// CHECK: attn.args = ["q", "k", "v", "o", "lse", "tmap_q", "tmap_k", "tmap_v", "tmap_o"]{{.*}}attn.dynamic_shared = 197712 : i64{{.*}}attn.grid = array<i64: 256, 1, 1>
+// CHECK: "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
+func.func @d256_one_cta_per_tile(%q: tensor<1x8x4096x256xbf16>, %k: tensor<1x8x4096x256xbf16>, %v: tensor<1x8x4096x256xbf16>) -> tensor<1x8x4096x256xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x8x4096x256xbf16>, tensor<1x8x4096x256xbf16>, tensor<1x8x4096x256xbf16>) -> tensor<1x8x4096x256xbf16>
+  return %o : tensor<1x8x4096x256xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @sd_d40
 // CHECK: attn.family = "wgmma"
 // CHECK: wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16
