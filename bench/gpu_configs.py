@@ -141,6 +141,13 @@ CHECK += [
         opts=WGMMA + " stages=4 block-k=32"),
     cfg("bf16_d96_bias_dropout_bk96_wgmma", Nq=200, Nk=333, D=96,
         bias=("bf16", "1HQK"), dropout=0.17, opts=WGMMA + " block-k=96"),
+    # Dropout where steps do not start at multiples of 32 keys (48-key
+    # blocks; mma_sync's 16-key chunks): each n-tile draws its own calls.
+    cfg("f16_d64_dropout_causal_bk48_wgmma", dtype="f16", Nq=150, Nk=250,
+        mask="causal", align="bottom_right", dropout=0.3,
+        opts=WGMMA + " block-k=48"),
+    cfg("bf16_d64_dropout_chunk16_mma", Nq=150, Nk=250, dropout=0.3,
+        opts=MMA + " block-k=32 chunk=16"),
     # Bias tiles staged by TMA (a bias of the operands' type, [B or 1, H or
     # 1, Nq, Nk], Nk a multiple of 8 and of block-k): a query tail (200
     # rows), a bias per head shared by the batch, one per batch
@@ -265,7 +272,7 @@ for c in [c for c in GRID if c["D"] > 128]:
                           role="variant", opts=WGMMA + " persistent-ctas=132"
                           f" block-k={k} q-buffers=2"))
 # Short sequences and dropout: two consumer warpgroups at d = 64, 64-key
-# blocks at d = 128, 3 stages; dropout with 32 or 96 keys per block.
+# blocks at d = 128, 3 stages; dropout with 32, 96 or 128 keys per block.
 for c in (0, 1):
     for d, name, opts in ((64, "w8", " warps=8"), (128, "bk64", " block-k=64"),
                           (64, "s3", " stages=3"), (128, "s3", " stages=3")):
@@ -285,7 +292,7 @@ for c in FEATURES:
         extra = " q-buffers=1" if c["name"].endswith("_bias") else ""
         BENCH.append(dict(c, name=c["name"] + "_wgmma_s3", role="variant",
                           opts=WGMMA + " stages=3" + extra))
-for k in (32, 96):
+for k in (32, 96, 128):
     BENCH.append(bench_cfg(f"bench_d128_n4096_c0_dropout_wgmma_bk{k}", 128,
                            4096, 0, dropout=0.1, role="variant",
                            opts=WGMMA + f" block-k={k}"))

@@ -27,8 +27,10 @@ compile failed with a diagnostic (NAME.unsupported, role sweep) counts as
 unsupported. Prints pass/fail/unsupported counts per family; exit status 1 on
 any failure.
 
-Dropout: the references keep (q, k) iff its Philox word (word k % 4 of
-counter (k / 4, q, h, b)) >= floor(p * 2^32) with p the op's f32 dropout_p, as the kernels do (docs/Semantics.md); the
+Dropout: the references keep (q, k) iff its 16 Philox bits (half k % 2 of
+word (k / 8) % 4 of counter (4 (k / 32) + (k / 2) % 4, q, h, b)) >=
+floor(p * 2^16) with p the op's f32 dropout_p, as the kernels do
+(docs/Semantics.md); the
 result also gives the seed and, where the mask of the double p differs
 (double_p_flips), the kernel's error against the reference of that mask
 (err_double_p) -- the rule this script had before. --only NAMES and
@@ -58,15 +60,15 @@ import reference as fp64_reference  # noqa: E402
 DT = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 def dropout_masks(seed, p, shape):
     """attn.attention's dropout mask (Philox4x32-10, test/lib/reference.py:
-    kept iff r >= floor(p * 2^32) with p the op's f32 dropout_p), and the
-    mask that the double p gives (kept iff r >= floor(double(p) * 2^32)),
-    which this script used before: the two differ where r falls between the
-    thresholds (8 of 2^32 values for p = 0.17), and there the kernel, which
-    follows the op, was measured against a reference that kept what it
-    drops."""
+    kept iff its 16 bits r >= floor(p * 2^16) with p the op's f32
+    dropout_p), and the mask that the double p gives (kept iff r >=
+    floor(double(p) * 2^16)), which this script used before: the two differ
+    where r falls between the thresholds (1 of 2^16 values for p = 0.5569,
+    none for most p), and there the kernel, which follows the op, would be
+    measured against a reference that kept what it drops."""
     r = fp64_reference.dropout_bits(seed, shape)
     keep = r >= np.uint64(fp64_reference.dropout_threshold(p))
-    double_p = r >= np.uint64(math.floor(p * 4294967296.0))
+    double_p = r >= np.uint64(math.floor(p * 65536.0))
     return torch.from_numpy(keep), torch.from_numpy(double_p)
 
 

@@ -74,18 +74,22 @@ def philox_known_answers():
 
 
 def dropout_word(seed, b, h, q, k):
-    """The dropout word of element (b, h, q, k): output word k % 4 of Philox
-    for counter (k // 4, q, h, b) (docs/Semantics.md)."""
+    """The 16 dropout bits of element (b, h, q, k): half k % 2 (low, high)
+    of output word (k // 8) % 4 of Philox for counter
+    (4 (k // 32) + (k // 2) % 4, q, h, b) (docs/Semantics.md)."""
     k = np.asarray(k, dtype=np.uint64)
-    words = philox4x32(seed, k >> np.uint64(2), q, h, b)
-    return np.choose((k & np.uint64(3)).astype(np.int64), words)
+    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
+    counter = (np.uint64(4) * (k >> np.uint64(5))) + ((k >> one) & three)
+    words = philox4x32(seed, counter, q, h, b)
+    word = np.choose(((k >> three) & three).astype(np.int64), words)
+    return (word >> (np.uint64(16) * (k & one))) & np.uint64(0xFFFF)
 
 
 def dropout_threshold(p):
-    """floor(p * 2^32) of the op's dropout_p, an f32 attribute: p is rounded
-    to f32 first, as the compiler reads it (0.17 -> 0.17000000178813934,
-    threshold 730144448, not the 730144440 of the double 0.17)."""
-    return math.floor(float(np.float32(p)) * 4294967296.0)
+    """floor(p * 2^16) of the op's dropout_p, an f32 attribute: p is rounded
+    to f32 first, as the compiler reads it (0.5569 -> 0.55690002441406250,
+    threshold 36497, not the 36496 of the double 0.5569)."""
+    return math.floor(float(np.float32(p)) * 65536.0)
 
 
 def dropout_scale(p):

@@ -237,46 +237,41 @@ SmallVector<Value> attnfuse::gpu_kernels::rescaleAccumulators(
   return SmallVector<Value>(ifOp.getResults());
 }
 
-/// The dropout decisions of one n-tile's four elements (rows r, r + 8; keys
-/// 8n + 2t + {0, 1}) from one Philox call per thread: the keys 4g..4g+3 of a
-/// row are the two lanes t, t ^ 1 of a quad's pair, so the even lane draws
-/// the group of row r and the odd lane that of row r + 8, each keeps the
-/// pair of words its own keys take and passes the other pair to its partner
-/// by one XOR shuffle per word.
-static SmallVector<Value, 4>
-dropoutKeepPairs(KB &e, AttentionOp op, Value seed, int64_t n,
-                 function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
-  SmallVector<Value> top = bhqk(n, 0), bottom = bhqk(n, 2);
-  // Lane t's first key is 8n + 2t: bit 1 of it is t's parity.
-  Value odd = arith::TruncIOp::create(
-      e.b, e.loc, e.b.getI1Type(),
-      arith::IndexCastUIOp::create(
-          e.b, e.loc, e.b.getI32Type(),
-          arith::ShRUIOp::create(e.b, e.loc, top[3], e.idx(1))));
-  SmallVector<Value> coords(top);
-  coords[2] = e.select(odd, bottom[2], top[2]);
-  SmallVector<Value, 4> w = attn::buildPhilox(
-      e.b, e.loc, seed, attn::buildDropoutCounter(e.b, e.loc, coords));
-  SmallVector<Value, 4> keep(4);
-  for (int64_t j = 0; j < 2; ++j) {
-    Value mine = e.select(odd, w[2 + j], w[j]);
-    Value send = e.select(odd, w[j], w[2 + j]);
-    Value got =
-        gpu::ShuffleOp::create(e.b, e.loc, send, 1, 32, gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-    // Fragment element j is row r, 2 + j row r + 8.
-    keep[j] =
-        attn::buildDropoutKeepWord(e.b, e.loc, op, e.select(odd, got, mine));
-    keep[2 + j] =
-        attn::buildDropoutKeepWord(e.b, e.loc, op, e.select(odd, mine, got));
+SmallVector<Value, 4>
+DropoutDraws::keep(KB &e, int64_t mt, int64_t n,
+                   function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
+  auto call = [&](ArrayRef<Value> coords) {
+    return attn::buildPhilox(e.b, e.loc, seed,
+                             attn::buildDropoutCounter(e.b, e.loc, coords));
+  };
+  // The words of rows r (i = 0, 1) and r + 8 (i = 2, 3) for this n-tile.
+  Value top, bottom;
+  if (aligned) {
+    // Lane t's first key in n-tile 4j is k0 + 32j + 2t: its call's counter
+    // is 4 (k0 / 32 + j) + t, and word w serves n-tile 4j + w.
+    SmallVector<Value, 8> &w = words[{mt, n / 4}];
+    if (w.empty()) {
+      w = call(bhqk(4 * (n / 4), 0));
+      w.append(call(bhqk(4 * (n / 4), 2)));
+    }
+    top = w[n % 4];
+    bottom = w[4 + n % 4];
+  } else {
+    SmallVector<Value> coords = bhqk(n, 0);
+    top = attn::buildDropoutWord(e.b, e.loc, call(coords), coords[3]);
+    bottom = attn::buildDropoutWord(e.b, e.loc, call(bhqk(n, 2)), coords[3]);
   }
-  return keep;
+  auto [topEven, topOdd] = attn::buildDropoutKeepHalves(e.b, e.loc, op, top);
+  auto [bottomEven, bottomOdd] =
+      attn::buildDropoutKeepHalves(e.b, e.loc, op, bottom);
+  return {topEven, topOdd, bottomEven, bottomOdd};
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
     int64_t mt, int64_t ks, RowMaxima &rows, const ScoreScaling &scaling,
-    Value seed, function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
+    DropoutDraws *dropout,
+    function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
   Type elt = plan.elementType;
   Value *c0 = s.data() + sl.index(mt, 2 * ks, 0), *c1 = c0 + 4;
   for (Value *c : {c0, c1})
@@ -294,12 +289,11 @@ SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
   }
   // Dropout acts on the normalized probabilities (P V), not on l:
   // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
-  if (seed) {
+  if (dropout) {
     AttentionOp op = plan.op;
     Value scaleKept = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
     for (int64_t h = 0; h < 2; ++h) {
-      SmallVector<Value, 4> kept =
-          dropoutKeepPairs(e, op, seed, 2 * ks + h, bhqk);
+      SmallVector<Value, 4> kept = dropout->keep(e, mt, 2 * ks + h, bhqk);
       for (int64_t i = 0; i < 4; ++i) {
         Value &x = (h ? c1 : c0)[i];
         x = e.select(kept[i], e.fmul(x, scaleKept), e.f32(0.0));

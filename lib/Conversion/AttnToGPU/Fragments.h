@@ -133,18 +133,44 @@ SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
                                        ArrayRef<Value> mOld,
                                        ArrayRef<Value> acc, bool lazy);
 
+/// The dropout decisions of one step's score fragments (a key block or
+/// chunk), drawn as attn::buildDropoutCounter defines: one Philox4x32-10
+/// call per row and 32 keys, whose four words are the halves of keys 2t and
+/// 2t + 1 of four consecutive n-tiles, i.e. exactly the thread's elements in
+/// those tiles. Where the step starts at a multiple of 32 keys (`aligned`),
+/// n-tiles 4j..4j + 3 of an m-tile share one call per row, made at the
+/// first of them that asks; otherwise each n-tile makes its own calls and
+/// picks its word at run time. No shuffles.
+class DropoutDraws {
+public:
+  DropoutDraws(AttentionOp op, Value seed, bool aligned)
+      : op(op), seed(seed), aligned(aligned) {}
+  /// keep(b, h, q, k) of the four elements i of n-tile n of m-tile mt, whose
+  /// coordinates `bhqk(n, i)` gives (keys not clamped past a tail).
+  SmallVector<Value, 4>
+  keep(KB &e, int64_t mt, int64_t n,
+       function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
+
+private:
+  AttentionOp op;
+  Value seed;
+  bool aligned;
+  /// Per (m-tile, n-tile / 4): the words of rows r and r + 8.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value, 8>> words;
+};
+
 /// P = 2^(t - m'') of k-step ks (keys 16 ks .. 16 ks + 15, n-tiles 2 ks and
 /// 2 ks + 1) of m-tile mt of the score fragments `s` (overwritten), each
 /// row's 4 values summed as a tree into rows.lsum, times the dropout factor
-/// (keep(b, h, q, k) ? 1 / (1 - p) : 0 at the coordinates `bhqk(n, i)`
-/// gives, keys not clamped past a tail: one Philox call serves the four
-/// keys of a lane pair, see attn::buildDropoutCounter), packed to `elt`
+/// (keep(b, h, q, k) ? 1 / (1 - p) : 0 from `dropout`, at the coordinates
+/// `bhqk(n, i)` gives, keys not clamped past a tail), packed to `elt`
 /// pairs: the A fragment of P V, reg0 = (c0, c1) of n-tile 2ks, reg1 =
 /// (c2, c3) of 2ks, reg2 = (c0, c1) of 2ks + 1, reg3 = (c2, c3) of 2ks + 1.
 SmallVector<Value>
 probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
                     MutableArrayRef<Value> s, int64_t mt, int64_t ks,
-                    RowMaxima &rows, const ScoreScaling &scaling, Value seed,
+                    RowMaxima &rows, const ScoreScaling &scaling,
+                    DropoutDraws *dropout,
                     function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
 
 /// The epilogue: per row rr of the thread, l summed over the quad,

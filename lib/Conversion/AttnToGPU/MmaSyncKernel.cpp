@@ -526,9 +526,14 @@ void MmaSyncEmitter::emit() {
           rescaleAccumulators(e, ol, rowMax, curRef.take_front(R),
                               curRef.drop_front(2 * R), plan.cfg.lazyRescale);
 
+      // The step starts at a multiple of 32 keys where block and chunk are.
+      std::optional<DropoutDraws> dropout;
+      if (seed)
+        dropout.emplace(plan.op, seed, kBK % 32 == 0 && kC % 32 == 0);
       auto probabilities = [&](int64_t mt, int64_t ks) {
         return probabilityOperands(e, plan, sl, s, mt, ks, rowMax, scaling,
-                                   seed, [&](int64_t j, int64_t i) {
+                                   dropout ? &*dropout : nullptr,
+                                   [&](int64_t j, int64_t i) {
                                      return coordinates(mt, j, i,
                                                         /*clamp=*/false);
                                    });

@@ -1109,9 +1109,13 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
         },
         masked, e.mul(kb, e.idx(kBK)), t2, rows[0]);
     RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
+    std::optional<DropoutDraws> dropout;
+    if (seed)
+      dropout.emplace(plan.op, seed, kBK % 32 == 0);
     for (int64_t ks = 0; ks < kP; ++ks)
       pRegs.append(probabilityOperands(e, plan, sl, s, 0, ks, rowMax, scaling,
-                                       seed, [&](int64_t j, int64_t i) {
+                                       dropout ? &*dropout : nullptr,
+                                       [&](int64_t j, int64_t i) {
                                          return coordinates(e, kb, j, i, false);
                                        }));
     return rowMax;

@@ -30,12 +30,14 @@
 // CHECK:           math.tanh
 // CHECK:           arith.select
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// Dropout on P before P V: one Philox4x32-10 (keyed by the seed) per four
-// keys of a row, two of its words passed to the partner lane.
+// Dropout on P before P V: one Philox4x32-10 (keyed by the seed) per row
+// and 32 keys (32-key blocks: rows r and r + 8, one call each), its words
+// the thread's keys of the block's four n-tiles; no shuffles.
 // CHECK:           arith.trunci %[[SEED]] : i64 to i32
 // CHECK-COUNT-20:  arith.mului_extended
-// CHECK:           gpu.shuffle  xor
-// CHECK:           gpu.shuffle  xor
+// CHECK:           arith.trunci %[[SEED]] : i64 to i32
+// CHECK-COUNT-20:  arith.mului_extended
+// CHECK-NOT:       gpu.shuffle
 // CHECK:           arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK:           nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:           nvvm.mma.sync

@@ -4,8 +4,8 @@
 // the consumers read their pairs of keys from shared memory once it landed;
 // the keep mask loads from global memory; both after a step's products are
 // issued and before the consumer waits for them. Dropout draws one
-// Philox4x32-10 per four keys of a row (two words to the partner lane by
-// shuffles). With ptxas: no spills, no warnings.
+// Philox4x32-10 per row and 32 keys, whose words are the thread's own keys
+// of four n-tiles (no shuffles). With ptxas: no spills, no warnings.
 // RUN: split-file %s %t
 // RUN: attnfuse-opt %t/bias.mlir --convert-attn-to-gpu=mma=wgmma -o %t/bias.stage1.mlir
 // RUN: FileCheck %s --check-prefix=BIAS < %t/bias.stage1.mlir
@@ -56,12 +56,17 @@
 // DROPOUT-LABEL: gpu.func @attn_fwd_0(
 // DROPOUT-SAME:    %[[SEED:[^:]+]]: i64
 // DROPOUT:         scf.for
+// 64-key blocks: the calls of rows r and r + 8 for n-tiles 0-3 serve the P
+// operands of k-steps 0 and 1 (8 bf16 pairs), then those of n-tiles 4-7.
 // DROPOUT:           wgmma.wait_group.sync.aligned 1
 // DROPOUT:           arith.trunci %[[SEED]] : i64 to i32
 // DROPOUT-COUNT-20:  arith.mului_extended
-// DROPOUT:           gpu.shuffle  xor
-// DROPOUT:           gpu.shuffle  xor
+// DROPOUT:           arith.trunci %[[SEED]] : i64 to i32
+// DROPOUT-COUNT-20:  arith.mului_extended
+// DROPOUT-NOT:       gpu.shuffle
 // DROPOUT-NOT:       arith.mului_extended
+// DROPOUT-COUNT-8:   arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// DROPOUT-NOT:       gpu.shuffle
 // DROPOUT:           arith.trunci %[[SEED]] : i64 to i32
 
 // PTXAS-NOT: warning

@@ -74,21 +74,25 @@ func.func @bias_keep_score_mod(%q: tensor<2x2x8x16xf16>, %k: tensor<2x2x8x16xf16
 
 // -----
 
-// Dropout keeps (q, k) iff word k % 4 of Philox4x32-10 for counter
-// (k / 4, q, h, b) is >= floor(p * 2^32), and scales kept probabilities by
-// 1 / (1 - p) (= 1.33333337 for p = 0.25). 0xD2511F53 is Philox's M0.
+// Dropout keeps (q, k) iff its 16 bits, half k % 2 of word (k / 8) % 4 of
+// Philox4x32-10 for counter (4 (k / 32) + (k / 2) % 4, q, h, b), are
+// >= floor(p * 2^16) (16384 << 16 = 1073741824 for p = 0.25: the low half
+// compared shifted up, the high half in place), and scales kept
+// probabilities by 1 / (1 - p) (= 1.33333337). 0xD2511F53 is Philox's M0.
 
 // CHECK-LABEL: func.func @dropout(
 // CHECK-SAME:      %[[SEED:[a-z0-9]+]]: i64
 // CHECK:         arith.divf
-// CHECK:         arith.shrui %{{.+}}, %{{.+}} : index
+// CHECK:         arith.andi %{{.+}}, %c-4_i32 : i32
 // CHECK:         arith.trunci %[[SEED]] : i64 to i32
 // CHECK:         arith.constant -766435501 : i32
 // CHECK-COUNT-20: arith.mului_extended
 // CHECK:         arith.select
 // CHECK:         arith.select
 // CHECK:         arith.select
-// CHECK:         %[[KEEP:.+]] = arith.cmpi uge, %{{.+}}, %{{.+}} : i32
+// CHECK:         %[[LOW:.+]] = arith.cmpi uge, %{{.+}}, %[[T:.+]] : i32
+// CHECK:         %[[HIGH:.+]] = arith.cmpi uge, %{{.+}}, %[[T]] : i32
+// CHECK:         %[[KEEP:.+]] = arith.select %{{.+}}, %[[HIGH]], %[[LOW]] : i1
 // CHECK:         arith.constant 1.33333337 : f32
 // CHECK:         %[[Z:.+]] = arith.select %[[KEEP]], %{{.+}}, %{{.+}} : f32
 // CHECK:         arith.mulf %{{.+}}, %[[Z]] : f32

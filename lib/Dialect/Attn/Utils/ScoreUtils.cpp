@@ -178,42 +178,69 @@ SmallVector<Value, 4> buildDropoutCounter(OpBuilder &b, Location loc,
   auto toI32 = [&](Value idx) -> Value {
     return arith::IndexCastUIOp::create(b, loc, i32, idx);
   };
-  Value group = arith::ShRUIOp::create(
-      b, loc, bhqk[3], arith::ConstantIndexOp::create(b, loc, 2));
-  return {toI32(group), toI32(bhqk[2]), toI32(bhqk[1]), toI32(bhqk[0])};
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  // 4 (k / 32) + (k / 2) % 4 = ((k >> 3) & ~3) | ((k >> 1) & 3).
+  Value k = toI32(bhqk[3]);
+  Value group = arith::OrIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, k, cst(3)),
+                            cst(~3)),
+      arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, k, cst(1)),
+                            cst(3)));
+  return {group, toI32(bhqk[2]), toI32(bhqk[1]), toI32(bhqk[0])};
 }
 
 uint64_t getDropoutThreshold(double p) {
-  return static_cast<uint64_t>(std::floor(p * 4294967296.0));
+  return static_cast<uint64_t>(std::floor(p * 65536.0));
 }
 
-Value buildDropoutKeepWord(OpBuilder &b, Location loc, AttentionOpInterface op,
-                           Value word) {
-  uint64_t threshold = getDropoutThreshold(op.getDropoutProbability());
-  return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::uge, word,
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                   static_cast<int32_t>(threshold)));
+std::pair<Value, Value> buildDropoutKeepHalves(OpBuilder &b, Location loc,
+                                               AttentionOpInterface op,
+                                               Value word) {
+  Type i32 = b.getI32Type();
+  int64_t threshold =
+      static_cast<int64_t>(getDropoutThreshold(op.getDropoutProbability()));
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  // Low half >= T iff (word << 16) >= (T << 16); high half iff word >=
+  // (T << 16) (unsigned).
+  Value high = cst(static_cast<int32_t>(threshold << 16));
+  Value low =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                            arith::ShLIOp::create(b, loc, word, cst(16)), high);
+  return {low,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, word, high)};
+}
+
+Value buildDropoutWord(OpBuilder &b, Location loc, ArrayRef<Value> words,
+                       Value k) {
+  // Word (k / 8) % 4: bit 4 of k picks the pair, bit 3 the word in it.
+  Type i32 = b.getI32Type();
+  Value k32 = arith::IndexCastUIOp::create(b, loc, i32, k);
+  auto bit = [&](int64_t i) -> Value {
+    Value shifted = arith::ShRUIOp::create(
+        b, loc, k32, arith::ConstantIntOp::create(b, loc, i32, i));
+    return arith::TruncIOp::create(b, loc, b.getI1Type(), shifted);
+  };
+  Value odd = bit(3), high = bit(4);
+  return arith::SelectOp::create(
+      b, loc, high, arith::SelectOp::create(b, loc, odd, words[3], words[2]),
+      arith::SelectOp::create(b, loc, odd, words[1], words[0]));
 }
 
 Value buildDropoutKeep(OpBuilder &b, Location loc, AttentionOpInterface op,
                        Value seed, ValueRange bhqk) {
   SmallVector<Value, 4> words =
       buildPhilox(b, loc, seed, buildDropoutCounter(b, loc, bhqk));
-  // Word k % 4: bit 1 of k picks the pair, bit 0 the word in it.
-  Value k = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bhqk[3]);
-  auto bit = [&](int64_t i) -> Value {
-    Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
-    Value shifted = arith::ShRUIOp::create(
-        b, loc, k, arith::ConstantIntOp::create(b, loc, b.getI32Type(), i));
-    return arith::TruncIOp::create(b, loc, b.getI1Type(),
-                                   arith::AndIOp::create(b, loc, shifted, one));
-  };
-  Value odd = bit(0), high = bit(1);
-  Value word = arith::SelectOp::create(
-      b, loc, high, arith::SelectOp::create(b, loc, odd, words[3], words[2]),
-      arith::SelectOp::create(b, loc, odd, words[1], words[0]));
-  return buildDropoutKeepWord(b, loc, op, word);
+  auto [keepLow, keepHigh] = buildDropoutKeepHalves(
+      b, loc, op, buildDropoutWord(b, loc, words, bhqk[3]));
+  Value odd = arith::TruncIOp::create(
+      b, loc, b.getI1Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bhqk[3]));
+  return arith::SelectOp::create(b, loc, odd, keepHigh, keepLow);
 }
 
 Value buildDropoutFactor(OpBuilder &b, Location loc, AttentionOpInterface op,

@@ -151,9 +151,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       scalars of the function); the GPU kernels take only constants.
     * `dropout_p` in `[0, 1)` drops probabilities after normalization, from a
       counter-based generator, so a backward pass regenerates the same mask:
-      `r = Philox4x32-10(counter = (k / 4, q, h, b), key = (seed[31:0],
-      seed[63:32]))`, output word `k % 4` (one call serves four keys), and
-      `(q, k)` is kept iff `r >= floor(p * 2^32)`. The `seed`
+      `r = Philox4x32-10(counter = (4 (k / 32) + (k / 2) % 4, q, h, b),
+      key = (seed[31:0], seed[63:32]))`; `u` = half `k % 2` (low, high) of
+      output word `(k / 8) % 4` (one call serves eight keys); `(q, k)` is
+      kept iff `u >= floor(p * 2^16)`. The `seed`
       operand (i64) is present iff `dropout_p > 0`.
     * **Rows in which every key is hidden** (by the masks, or by a bias or
       `score_mod` of `-inf`) produce `O = 0` and `lse = -inf`; they never

@@ -94,23 +94,34 @@ llvm::SmallVector<mlir::Value, 4> buildPhilox(mlir::OpBuilder &b,
                                               mlir::ValueRange counter);
 
 /// The dropout generator's counter for element (b, h, q, k) (index
-/// coordinates): (k / 4, q, h, b) as i32. The element's word is output word
-/// k % 4, so one Philox call serves four consecutive keys of a row.
+/// coordinates), as i32: (4 (k / 32) + (k / 2) % 4, q, h, b). The element's
+/// 16 bits are half k % 2 (low, high) of output word (k / 8) % 4, so one
+/// Philox call serves the 8 keys k0 + 8w + {0, 1} (w = 0..3) of a row: the
+/// keys of one thread in the tensor-core accumulator layouts (a thread holds
+/// keys 2t and 2t + 1 of every 8; docs/Semantics.md).
 llvm::SmallVector<mlir::Value, 4> buildDropoutCounter(mlir::OpBuilder &b,
                                                       mlir::Location loc,
                                                       mlir::ValueRange bhqk);
 
-/// The dropout threshold: an element is kept iff its word >= threshold.
+/// The dropout threshold: an element is kept iff its 16 bits >= threshold,
+/// floor(p * 2^16).
 uint64_t getDropoutThreshold(double p);
 
-/// Returns an i1 that is true iff dropout keeps an element whose Philox word
-/// (i32, see buildDropoutCounter) is `word`.
-mlir::Value buildDropoutKeepWord(mlir::OpBuilder &b, mlir::Location loc,
-                                 AttentionOpInterface op, mlir::Value word);
+/// Returns two i1 that are true iff dropout keeps the elements whose 16 bits
+/// are the low and the high half of the Philox word (i32, see
+/// buildDropoutCounter) `word`: of an even key and the next one.
+std::pair<mlir::Value, mlir::Value>
+buildDropoutKeepHalves(mlir::OpBuilder &b, mlir::Location loc,
+                       AttentionOpInterface op, mlir::Value word);
+
+/// The word of key `k` (index) among the four output `words` of its Philox
+/// call: word (k / 8) % 4.
+mlir::Value buildDropoutWord(mlir::OpBuilder &b, mlir::Location loc,
+                             llvm::ArrayRef<mlir::Value> words, mlir::Value k);
 
 /// Returns an i1 that is true iff dropout keeps element (b, h, q, k): one
-/// Philox call for this element alone (a kernel that owns four consecutive
-/// keys shares one call through buildDropoutCounter/buildDropoutKeepWord).
+/// Philox call for this element alone (a kernel whose threads own the keys
+/// of a call shares it through buildDropoutCounter/buildDropoutKeepHalves).
 mlir::Value buildDropoutKeep(mlir::OpBuilder &b, mlir::Location loc,
                              AttentionOpInterface op, mlir::Value seed,
                              mlir::ValueRange bhqk);
