@@ -1506,11 +1506,13 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   // Persistent with at least 3 key blocks and no key tail (ptxas spills the
   // consumers' registers in the tile loop with a key tail, e.g. 76 bytes at
   // d = 128, Nq = Nk = 1000, and with one or two blocks, 224 bytes at 256
-  // keys, where one CTA per tile does not); up to d = 128, and above it up
-  // to 1k queries (d = 256, timed alternately: 1k +23% causal, +1.6% not;
-  // from 4k -0.5 to -2.8%, with one Q buffer: two do not fit).
+  // keys, where one CTA per tile does not); up to d = 128, and above it for
+  // short causal-like masks, whose tiles differ in length (d = 256, 1k,
+  // timed alternately: +11% causal; not causal one CTA per tile, which
+  // stages O in the Q buffer, was 7.7% faster; from 4k -0.5 to -2.8% with
+  // one Q buffer: two do not fit).
   if (resolved.persistentCtas == 0)
-    resolved.persistentCtas = (d <= 128 || plan.Nq <= 1024) &&
+    resolved.persistentCtas = (d <= 128 || shortCausal) &&
                                       plan.Nk % resolved.blockK == 0 &&
                                       plan.Nk / resolved.blockK >= 3
                                   ? kSmsOfWgmmaChips

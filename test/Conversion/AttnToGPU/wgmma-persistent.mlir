@@ -84,13 +84,24 @@ func.func @not_causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x
 
 // -----
 
-// Above d = 128 persistent up to 1k queries (one Q buffer: two do not fit
-// beside the K/V stages at d = 256), one CTA per tile beyond.
+// Above d = 128 persistent for causal-like masks up to 1k queries (one Q
+// buffer: two do not fit beside the K/V stages at d = 256), one CTA per
+// tile otherwise (which stages O in the Q buffer).
 // CHECK-LABEL: gpu.func @attn_fwd_0(
 // CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
 // CHECK-COUNT-10: nvvm.mbarrier.init
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
 // CHECK:         gpu.grid_dim
+func.func @d256_1k_causal(%q: tensor<4x8x1024x256xbf16>, %k: tensor<4x8x1024x256xbf16>, %v: tensor<4x8x1024x256xbf16>) -> tensor<4x8x1024x256xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>) {mask = #attn.mask<causal>} -> tensor<4x8x1024x256xbf16>
+  return %o : tensor<4x8x1024x256xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK-SAME:    attn.grid = array<i64: 256, 1, 1>
+// CHECK-NOT:     gpu.grid_dim
 func.func @d256_1k(%q: tensor<4x8x1024x256xbf16>, %k: tensor<4x8x1024x256xbf16>, %v: tensor<4x8x1024x256xbf16>) -> tensor<4x8x1024x256xbf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>) -> tensor<4x8x1024x256xbf16>
   return %o : tensor<4x8x1024x256xbf16>
