@@ -189,10 +189,10 @@ LogicalResult attnfuse::convertAttentionToGPU(
                     << " falls back to " << next->getName() << ": " << why;
     family = next;
   }
-  int64_t sharedLimit = options.sharedMemoryLimit > 0
-                            ? options.sharedMemoryLimit
-                            : sharedMemoryLimitForChip(options.chip);
-  if (failed(family->resolveOptions(plan, options, sharedLimit)))
+  plan.sharedLimit = options.sharedMemoryLimit > 0
+                         ? options.sharedMemoryLimit
+                         : sharedMemoryLimitForChip(options.chip);
+  if (failed(family->resolveOptions(plan, options, plan.sharedLimit)))
     return failure();
   plan.tensorMaps = family->getTensorMaps(plan);
   const AttentionKernelOptions &cfg = plan.cfg;

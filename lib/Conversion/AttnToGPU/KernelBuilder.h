@@ -53,6 +53,8 @@ struct KernelPlan {
   AttentionOp op;
   AttentionKernelOptions cfg;
   int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
+  /// Bytes of shared memory a CTA can have on the target.
+  int64_t sharedLimit;
   Type elementType;
   MaskWindow window;
   bool leftBounded, rightBounded;

@@ -192,7 +192,8 @@ static bool storesByTma(const KernelPlan &plan) {
 
 /// Bytes of dynamic shared memory: 1024 of slack to align the tiles, the
 /// Q buffers, the K stages, the V stages, [the bias stages,] [O's staging
-/// tile unless it is the Q buffer's,] then the mbarriers of the pipeline.
+/// tile or slot unless it is the Q buffer's,] then the mbarriers of the
+/// pipeline.
 struct SharedLayout {
   TileLayout q, k, v, o, bias;
   int64_t qBuffers, stages;
@@ -206,6 +207,10 @@ struct SharedLayout {
   /// S is done; with panels of Q's width and no more of them, each
   /// warpgroup's O rows fall on its own Q rows. Else after the other tiles.
   bool outputInQ;
+  /// Whether O's staging is a slot of one warpgroup's 64 rows, which the
+  /// consumer warpgroups take in turns (outputTurn): where the whole tile
+  /// does not fit beside the others (a persistent grid at d = 256).
+  bool outputSlot = false;
   explicit SharedLayout(const KernelPlan &plan)
       : q(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.D)),
         k(plan.cfg.blockK, 2 * paddedHeadDim(plan.D)),
@@ -215,7 +220,12 @@ struct SharedLayout {
         qBuffers(plan.cfg.qBuffers), stages(plan.cfg.stages),
         stagedBias(stagesBias(plan)), stagedOutput(storesByTma(plan)),
         outputInQ(stagedOutput && plan.cfg.persistentCtas < 0 &&
-                  o.panel == q.panel && o.lineBytes <= q.lineBytes) {}
+                  o.panel == q.panel && o.lineBytes <= q.lineBytes) {
+    if (stagedOutput && !outputInQ && total() > plan.sharedLimit) {
+      outputSlot = true;
+      o = TileLayout(64, o.lineBytes);
+    }
+  }
   int64_t qStride() const { return llvm::alignTo(q.bytes(), 1024); }
   int64_t kOffset() const { return qBuffers * qStride(); }
   int64_t kStage() const { return llvm::alignTo(k.bytes(), 1024); }
@@ -330,6 +340,10 @@ private:
   /// writing the rows again.
   void storeStagedOutputs(KB &c, const Tile &tl, ArrayRef<Value> state,
                           ArrayRef<Value> rows, const ConsumerThread &th);
+  /// With O's staging slot (SharedLayout::outputSlot), taken by the
+  /// consumer warpgroups in turns: waits for warpgroup `wg`'s turn (`wait`,
+  /// wg = this warpgroup), or gives the turn to warpgroup `wg`.
+  void outputTurn(KB &c, Value wg, bool wait);
   /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
   /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates;
   /// short causal-like masks: pairs of one head's query blocks) with
@@ -954,6 +968,9 @@ void WgmmaEmitter::emitConsumers(OpBuilder &ob, Value wgAll,
   ifThen(top, isEqual(top, th.wg, consumers - 1), [&](KB &x) {
     NVVM::BarrierArriveOp::create(x.b, x.loc, i32Constant(x, 1),
                                   i32Constant(x, 256));
+    // And the staging slot's first turn to the first warpgroup.
+    if (layout.outputSlot)
+      outputTurn(x, x.idx(0), /*wait=*/false);
   });
   // Carried across tiles: the K/V blocks consumed so far (the next block's
   // place in the ring).
@@ -1254,14 +1271,24 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
         i32Constant(c, 128), NVVM::BarrierReductionAttr(), Value());
   };
   Value leader = isEqual(c, c.remu(tid, 128), 0);
-  ifThen(c, leader, [&](KB &x) {
-    NVVM::CpAsyncBulkWaitGroupOp::create(x.b, x.loc, 0, x.b.getUnitAttr());
-  });
-  syncWarpgroup();
+  // The warpgroup's rows start at line `first` of the staging, whose line 0
+  // is query row `row0`.
+  Value first = c.mul(th.wg, c.idx(64)), row0 = tl.q0;
+  if (layout.outputSlot) {
+    // The slot is this warpgroup's once the previous one's store read it.
+    outputTurn(c, th.wg, /*wait=*/true);
+    row0 = c.add(row0, first);
+    first = c.idx(0);
+  } else {
+    ifThen(c, leader, [&](KB &x) {
+      NVVM::CpAsyncBulkWaitGroupOp::create(x.b, x.loc, 0, x.b.getUnitAttr());
+    });
+    syncWarpgroup();
+  }
   storeOutputs(
       c, plan, FragmentLayout{1, paddedHeadDim(plan.Dv) / 8}, state, rows, bi,
       hi, th.t, th.t2, out, lse, [&](KB &s, Value row, Value col, Value pair) {
-        Value bytes = ot.elementOffset(s, s.sub(row, tl.q0), col);
+        Value bytes = ot.elementOffset(s, s.sub(row, row0), col);
         vector::StoreOp::create(
             s.b, s.loc, pair, buf,
             ValueRange{s.divu(s.add(s.idx(layout.oOffset()), bytes), 2)},
@@ -1275,7 +1302,7 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
     for (int64_t p = 0; p < ot.lineBytes / ot.panel; ++p) {
       Value src = x.add(
           x.add(bufAddress, x.idx(layout.oOffset() + p * ot.panelStride())),
-          x.mul(th.wg, x.idx(64 * ot.panel)));
+          x.mul(first, x.idx(ot.panel)));
       inlinePtx(x, Type(),
                 {tensorMapArgs.back(), i32Constant(x, p * ot.panel / 2),
                  toI32(x, row0), toI32(x, hi), toI32(x, bi), toI32(x, src)},
@@ -1284,7 +1311,27 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
                 "l,r,r,r,r,r,~{memory}");
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(x.b, x.loc);
+    if (layout.outputSlot)
+      NVVM::CpAsyncBulkWaitGroupOp::create(x.b, x.loc, 0, x.b.getUnitAttr());
   });
+  // The slot is read: the next warpgroup's turn.
+  if (layout.outputSlot) {
+    syncWarpgroup();
+    outputTurn(c, c.remu(c.add(th.wg, c.idx(1)), consumers), /*wait=*/false);
+  }
+}
+
+void WgmmaEmitter::outputTurn(KB &c, Value wg, bool wait) {
+  // Named barrier 1 + 2 consumers + w (after the ping-pong ones and the
+  // warpgroups' own): warpgroup w's 128 threads sync, the previous one's
+  // arrive.
+  const int64_t consumers = plan.cfg.warps / 4;
+  Value id = toI32(c, c.add(wg, c.idx(1 + 2 * consumers)));
+  if (wait)
+    NVVM::BarrierOp::create(c.b, c.loc, Type(), id, i32Constant(c, 256),
+                            NVVM::BarrierReductionAttr(), Value());
+  else
+    NVVM::BarrierArriveOp::create(c.b, c.loc, id, i32Constant(c, 256));
 }
 
 void WgmmaEmitter::emit() {

@@ -27,6 +27,12 @@
 // RUN: %if ptxas %{ attnfuse-opt %t.d256c.mlir --convert-attn-to-gpu=mma=wgmma -o %t.d256c.stage1.mlir %}
 // RUN: %if ptxas %{ %python %S/../../../bench/extract_kernels.py %t.d256c.stage1.mlir %t.d256c.final.mlir %t.d256c %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.d256c.ptx -o %t.d256c.cubin 2>&1 | FileCheck %s %}
+// d = 256 at 1k, causal: the persistent grid, O through the one-warpgroup slot.
+// RUN: %if ptxas %{ sed -e 's/DIM/256/g' -e 's/MASK/causal/' -e 's/4096/1024/g' %s > %t.d256c1k.mlir %}
+// RUN: %if ptxas %{ attnfuse-opt %t.d256c1k.mlir --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -o %t.d256c1k.final.mlir %}
+// RUN: %if ptxas %{ attnfuse-opt %t.d256c1k.mlir --convert-attn-to-gpu=mma=wgmma -o %t.d256c1k.stage1.mlir %}
+// RUN: %if ptxas %{ %python %S/../../../bench/extract_kernels.py %t.d256c1k.stage1.mlir %t.d256c1k.final.mlir %t.d256c1k %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.d256c1k.ptx -o %t.d256c1k.cubin 2>&1 | FileCheck %s %}
 
 // CHECK-NOT: warning
 // CHECK: Function properties for attn_fwd_0

@@ -86,12 +86,27 @@ func.func @not_causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x
 
 // Above d = 128 persistent for causal-like masks up to 1k queries (one Q
 // buffer: two do not fit beside the K/V stages at d = 256), one CTA per
-// tile otherwise (which stages O in the Q buffer).
+// tile otherwise (which stages O in the Q buffer). O's staging is a slot of
+// one warpgroup's 64 rows (32 KB; the whole tile does not fit): the last
+// warpgroup gives the first its turn (named barrier 1 + 2 x 2 + 0 = 5);
+// each waits for its turn, writes, stores, waits for the store's read and
+// gives the next warpgroup its turn.
 // CHECK-LABEL: gpu.func @attn_fwd_0(
-// CHECK-SAME:    attn.grid = array<i64: 132, 1, 1>
+// CHECK-SAME:    attn.args = [{{.*}}"tmap_o"]{{.*}}attn.dynamic_shared = 230480 : i64{{.*}}attn.grid = array<i64: 132, 1, 1>
 // CHECK-COUNT-10: nvvm.mbarrier.init
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
+// CHECK:         nvvm.setmaxregister  increase 232
+// CHECK:         nvvm.barrier.arrive id = %c1_i32
+// CHECK:         %[[FIRST:.+]] = arith.addi %c0{{.*}}, %c5 : index
+// CHECK:         %[[ID:.+]] = arith.index_castui %[[FIRST]] : index to i32
+// CHECK:         nvvm.barrier.arrive id = %[[ID]] number_of_threads = %c256_i32
 // CHECK:         gpu.grid_dim
+// CHECK:         vector.store
+// CHECK:         "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
+// CHECK:         nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT:    nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:         nvvm.barrier id = %{{.+}} number_of_threads = %c128_i32
+// CHECK:         nvvm.barrier.arrive id = %{{.+}} number_of_threads = %c256_i32
 func.func @d256_1k_causal(%q: tensor<4x8x1024x256xbf16>, %k: tensor<4x8x1024x256xbf16>, %v: tensor<4x8x1024x256xbf16>) -> tensor<4x8x1024x256xbf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>, tensor<4x8x1024x256xbf16>) {mask = #attn.mask<causal>} -> tensor<4x8x1024x256xbf16>
   return %o : tensor<4x8x1024x256xbf16>
