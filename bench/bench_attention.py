@@ -16,8 +16,8 @@ score matrix takes 17-34 GB). TFLOP/s = 4*B*H*N^2*d (x0.5 causal) / the
 median time per call of batches of back-to-back calls after warm-up (see
 bench(): the GPU's time, not the host's cost of a launch, which the JSON
 rows give apart for attnfuse and cuDNN as *_one_call_ms), on fresh random
-inputs; the implementations of a row are timed in turns (3 rounds, the
-median of each). Every
+inputs; the implementations of a row are timed in turns (BENCH_ROUNDS
+rounds, default 3, the median of each). Every
 output is checked against an fp32 reference on the first (b, h) slice with
 FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
 where naive is not run, + 1e-3) before timing; with dropout the peers'
@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "GPU"))
 from cuda_launch import AttentionKernel  # noqa: E402
 
 FLEX_BUDGET_S = float(os.environ.get("FLEX_BUDGET_S", "300"))
-ROUNDS = 3
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 
 
 def bench(fn, min_reps=5, max_reps=50, target_s=0.6, one_call=False):

@@ -236,6 +236,9 @@ for c in SHAPES + GQA:
 for c in (0, 1):
     for d, n, name, opts in (
             (64, 16384, "w8", " warps=8"),
+            (64, 4096, "w8", " warps=8"),
+            (64, 4096, "s3", " stages=3"),
+            (64, 4096, "bk64", " block-k=64"),
             (128, 16384, "s3", " stages=3"),
             (128, 4096, "s3", " stages=3"),
             (96, 4096, "w8", " warps=8"),
@@ -275,6 +278,7 @@ for c in [c for c in GRID if c["D"] > 128]:
 # blocks at d = 128, 3 stages; dropout with 32, 96 or 128 keys per block.
 for c in (0, 1):
     for d, name, opts in ((64, "w8", " warps=8"), (128, "bk64", " block-k=64"),
+                          (64, "bk64", " block-k=64"),
                           (64, "s3", " stages=3"), (128, "s3", " stages=3")):
         BENCH.append(bench_cfg(f"bench_d{d}_n1024_c{c}_wgmma_{name}", d, 1024,
                                c, role="variant", opts=WGMMA + opts))
