@@ -53,8 +53,9 @@ struct KernelPlan {
   AttentionOp op;
   AttentionKernelOptions cfg;
   int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
-  /// Bytes of shared memory a CTA can have on the target.
-  int64_t sharedLimit;
+  /// Bytes of shared memory a CTA can have on the target (set before a
+  /// family resolves its options).
+  int64_t sharedLimit = 0;
   Type elementType;
   MaskWindow window;
   bool leftBounded, rightBounded;

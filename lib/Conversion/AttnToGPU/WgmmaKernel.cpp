@@ -335,9 +335,10 @@ private:
                          const ConsumerThread &th);
   /// The epilogue through shared memory (SharedLayout::stagedOutput): the
   /// warpgroup's O rows (storeOutputs' pairs; `state` and `rows` as there)
-  /// into its rows of the staging tile, then one TMA store per panel by its
-  /// first thread, which the next tile's epilogue waits for (read) before
-  /// writing the rows again.
+  /// into its rows of the staging tile (or the slot, in its turn), then one
+  /// TMA store per panel by its first thread, which the next tile's
+  /// epilogue waits for (read) before writing the rows again (with the
+  /// slot: waited for at once, then the turn passes on).
   void storeStagedOutputs(KB &c, const Tile &tl, ArrayRef<Value> state,
                           ArrayRef<Value> rows, const ConsumerThread &th);
   /// With O's staging slot (SharedLayout::outputSlot), taken by the
@@ -1555,9 +1556,9 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
   // d = 128, Nq = Nk = 1000, and with one or two blocks, 224 bytes at 256
   // keys, where one CTA per tile does not); up to d = 128, and above it for
   // short causal-like masks, whose tiles differ in length (d = 256, 1k,
-  // timed alternately: +11% causal; not causal one CTA per tile, which
-  // stages O in the Q buffer, was 7.7% faster; from 4k -0.5 to -2.8% with
-  // one Q buffer: two do not fit).
+  // timed alternately: one CTA per tile 20% slower causal; not causal
+  // level, and 7.7% faster than the grid before O's staging slot; from 4k
+  // -0.5 to -2.8% with one Q buffer: two do not fit).
   if (resolved.persistentCtas == 0)
     resolved.persistentCtas = (d <= 128 || shortCausal) &&
                                       plan.Nk % resolved.blockK == 0 &&
