@@ -192,7 +192,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.sharedLimit = options.sharedMemoryLimit > 0
                          ? options.sharedMemoryLimit
                          : sharedMemoryLimitForChip(options.chip);
-  if (failed(family->resolveOptions(plan, options, plan.sharedLimit)))
+  if (failed(family->resolveOptions(plan, options)))
     return failure();
   plan.tensorMaps = family->getTensorMaps(plan);
   const AttentionKernelOptions &cfg = plan.cfg;

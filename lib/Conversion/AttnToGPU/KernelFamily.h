@@ -43,11 +43,11 @@ public:
   virtual std::string getUnsupportedReason(AttentionOp op,
                                            StringRef chip) const = 0;
   /// Sets plan.cfg from `requested` (zero fields take the family's defaults
-  /// for the op, shrunk to `sharedLimit` bytes of shared memory), and
+  /// for the op, shrunk to plan.sharedLimit bytes of shared memory), and
   /// plan.threads; options the family cannot take are a located error.
-  virtual LogicalResult resolveOptions(KernelPlan &plan,
-                                       const AttentionKernelOptions &requested,
-                                       int64_t sharedLimit) const = 0;
+  virtual LogicalResult
+  resolveOptions(KernelPlan &plan,
+                 const AttentionKernelOptions &requested) const = 0;
   /// Bytes of dynamic shared memory the kernel of `plan` needs.
   virtual int64_t getDynamicSharedBytes(const KernelPlan &plan) const = 0;
   /// The statically sized workgroup buffers of the gpu.func (none by

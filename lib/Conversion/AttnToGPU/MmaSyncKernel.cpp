@@ -593,9 +593,9 @@ public:
                                    StringRef chip) const override {
     return getTensorCoreUnsupportedReason(op);
   }
-  LogicalResult resolveOptions(KernelPlan &plan,
-                               const AttentionKernelOptions &requested,
-                               int64_t sharedLimit) const override;
+  LogicalResult
+  resolveOptions(KernelPlan &plan,
+                 const AttentionKernelOptions &requested) const override;
   int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
     return SharedLayout(plan).total();
   }
@@ -616,10 +616,11 @@ public:
 /// above d = 64 when some blocks take the per-element mask (causal/window
 /// edges, a key tail): O (128) + S (64) f32 registers per thread and the
 /// masked loop body spill there.
-LogicalResult MmaSyncFamily::resolveOptions(
-    KernelPlan &plan, const AttentionKernelOptions &requested,
-    int64_t sharedLimit) const {
+LogicalResult
+MmaSyncFamily::resolveOptions(KernelPlan &plan,
+                              const AttentionKernelOptions &requested) const {
   AttentionOp op = plan.op;
+  const int64_t sharedLimit = plan.sharedLimit;
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;
   resolved.mma = getName();

@@ -321,9 +321,9 @@ public:
   std::string getUnsupportedReason(AttentionOp, StringRef) const override {
     return "";
   }
-  LogicalResult resolveOptions(KernelPlan &plan,
-                               const AttentionKernelOptions &requested,
-                               int64_t sharedLimit) const override;
+  LogicalResult
+  resolveOptions(KernelPlan &plan,
+                 const AttentionKernelOptions &requested) const override;
   int64_t getDynamicSharedBytes(const KernelPlan &) const override {
     return 0;
   }
@@ -352,9 +352,9 @@ public:
 /// for d <= 64 and 64 above (at most 255 registers per thread, no spills),
 /// 64 keys per block for d <= 64 and 32 above (so that the f32 K and V
 /// blocks stay within 32 KB of static shared memory), chunks of 16 keys.
-LogicalResult SimtFamily::resolveOptions(KernelPlan &plan,
-                                         const AttentionKernelOptions &requested,
-                                         int64_t) const {
+LogicalResult
+SimtFamily::resolveOptions(KernelPlan &plan,
+                           const AttentionKernelOptions &requested) const {
   AttentionOp op = plan.op;
   AttentionKernelOptions &cfg = plan.cfg;
   cfg = requested;

@@ -208,7 +208,7 @@ struct SharedLayout {
   /// warpgroup's O rows fall on its own Q rows. Else after the other tiles.
   bool outputInQ;
   /// Whether O's staging is a slot of one warpgroup's 64 rows, which the
-  /// consumer warpgroups take in turns (outputTurn): where the whole tile
+  /// consumer warpgroups take in turns (takeTurn): where the whole tile
   /// does not fit beside the others (a persistent grid at d = 256).
   bool outputSlot = false;
   explicit SharedLayout(const KernelPlan &plan)
@@ -341,10 +341,19 @@ private:
   /// slot: waited for at once, then the turn passes on).
   void storeStagedOutputs(KB &c, const Tile &tl, ArrayRef<Value> state,
                           ArrayRef<Value> rows, const ConsumerThread &th);
-  /// With O's staging slot (SharedLayout::outputSlot), taken by the
-  /// consumer warpgroups in turns: waits for warpgroup `wg`'s turn (`wait`,
-  /// wg = this warpgroup), or gives the turn to warpgroup `wg`.
-  void outputTurn(KB &c, Value wg, bool wait);
+  /// Turns among the consumer warpgroups on named barriers `first` + w
+  /// (bar.sync by warpgroup w's 128 threads, bar.arrive by the previous
+  /// one's): waits for warpgroup `wg`'s turn (`wait`, wg = this
+  /// warpgroup), or gives the turn to warpgroup `wg`. The ping-pong's turns
+  /// start at kPingPongBarrier, those of O's staging slot
+  /// (SharedLayout::outputSlot) at outputSlotBarrier().
+  void takeTurn(KB &c, int64_t first, Value wg, bool wait);
+  /// Gives warpgroup 0 the first turn (by the last warpgroup, at the start).
+  void giveFirstTurn(KB &c, int64_t first);
+  static constexpr int64_t kPingPongBarrier = 1;
+  /// After the ping-pong's barriers and each warpgroup's own (1 + consumers
+  /// + w).
+  int64_t outputSlotBarrier() const { return 1 + 2 * (plan.cfg.warps / 4); }
   /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
   /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates;
   /// short causal-like masks: pairs of one head's query blocks) with
@@ -967,11 +976,10 @@ void WgmmaEmitter::emitConsumers(OpBuilder &ob, Value wgAll,
   // The last warpgroup lets the first one take the first turn (ping-pong,
   // emitConsumerTile).
   ifThen(top, isEqual(top, th.wg, consumers - 1), [&](KB &x) {
-    NVVM::BarrierArriveOp::create(x.b, x.loc, i32Constant(x, 1),
-                                  i32Constant(x, 256));
+    giveFirstTurn(x, kPingPongBarrier);
     // And the staging slot's first turn to the first warpgroup.
     if (layout.outputSlot)
-      outputTurn(x, x.idx(0), /*wait=*/false);
+      giveFirstTurn(x, outputSlotBarrier());
   });
   // Carried across tiles: the K/V blocks consumed so far (the next block's
   // place in the ring).
@@ -1005,15 +1013,10 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   // other's products do. Barrier 1 + w counts warpgroup w's 128 threads
   // (bar.sync) and its predecessor's (bar.arrive); the last warpgroup lets
   // the first one start (emitConsumers).
-  auto turn = [&](KB &e) {
-    NVVM::BarrierOp::create(e.b, e.loc, Type(), toI32(e, e.add(wg, e.idx(1))),
-                            i32Constant(e, 256), NVVM::BarrierReductionAttr(),
-                            Value());
-  };
+  auto turn = [&](KB &e) { takeTurn(e, kPingPongBarrier, wg, /*wait=*/true); };
   auto passTurn = [&](KB &e) {
-    Value next = e.add(e.remu(e.add(wg, e.idx(1)), consumers), e.idx(1));
-    NVVM::BarrierArriveOp::create(e.b, e.loc, toI32(e, next),
-                                  i32Constant(e, 256));
+    takeTurn(e, kPingPongBarrier, e.remu(e.add(wg, e.idx(1)), consumers),
+             /*wait=*/false);
   };
   // The thread's rows (g and g + 8 of its warp's m16 tile of its
   // warpgroup's 64 rows), Q once it landed, then the key blocks.
@@ -1277,7 +1280,7 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
   Value first = c.mul(th.wg, c.idx(64)), row0 = tl.q0;
   if (layout.outputSlot) {
     // The slot is this warpgroup's once the previous one's store read it.
-    outputTurn(c, th.wg, /*wait=*/true);
+    takeTurn(c, outputSlotBarrier(), th.wg, /*wait=*/true);
     row0 = c.add(row0, first);
     first = c.idx(0);
   } else {
@@ -1318,21 +1321,23 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
   // The slot is read: the next warpgroup's turn.
   if (layout.outputSlot) {
     syncWarpgroup();
-    outputTurn(c, c.remu(c.add(th.wg, c.idx(1)), consumers), /*wait=*/false);
+    takeTurn(c, outputSlotBarrier(), c.remu(c.add(th.wg, c.idx(1)), consumers),
+             /*wait=*/false);
   }
 }
 
-void WgmmaEmitter::outputTurn(KB &c, Value wg, bool wait) {
-  // Named barrier 1 + 2 consumers + w (after the ping-pong ones and the
-  // warpgroups' own): warpgroup w's 128 threads sync, the previous one's
-  // arrive.
-  const int64_t consumers = plan.cfg.warps / 4;
-  Value id = toI32(c, c.add(wg, c.idx(1 + 2 * consumers)));
+void WgmmaEmitter::takeTurn(KB &c, int64_t first, Value wg, bool wait) {
+  Value id = toI32(c, c.add(wg, c.idx(first)));
   if (wait)
     NVVM::BarrierOp::create(c.b, c.loc, Type(), id, i32Constant(c, 256),
                             NVVM::BarrierReductionAttr(), Value());
   else
     NVVM::BarrierArriveOp::create(c.b, c.loc, id, i32Constant(c, 256));
+}
+
+void WgmmaEmitter::giveFirstTurn(KB &c, int64_t first) {
+  NVVM::BarrierArriveOp::create(c.b, c.loc, i32Constant(c, first),
+                                i32Constant(c, 256));
 }
 
 void WgmmaEmitter::emit() {
@@ -1429,9 +1434,9 @@ public:
       return ("wgmma needs sm_90a, the target is " + chip).str();
     return getTensorCoreUnsupportedReason(op);
   }
-  LogicalResult resolveOptions(KernelPlan &plan,
-                               const AttentionKernelOptions &requested,
-                               int64_t sharedLimit) const override;
+  LogicalResult
+  resolveOptions(KernelPlan &plan,
+                 const AttentionKernelOptions &requested) const override;
   int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
     return SharedLayout(plan).total();
   }
@@ -1484,9 +1489,9 @@ public:
 /// persistent grid up to d = 128.
 LogicalResult
 WgmmaFamily::resolveOptions(KernelPlan &plan,
-                            const AttentionKernelOptions &requested,
-                            int64_t sharedLimit) const {
+                            const AttentionKernelOptions &requested) const {
   AttentionOp op = plan.op;
+  const int64_t sharedLimit = plan.sharedLimit;
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;
   resolved.mma = getName();

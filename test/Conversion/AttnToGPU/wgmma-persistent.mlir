@@ -97,9 +97,7 @@ func.func @not_causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
 // CHECK:         nvvm.setmaxregister  increase 232
 // CHECK:         nvvm.barrier.arrive id = %c1_i32
-// CHECK:         %[[FIRST:.+]] = arith.addi %c0{{.*}}, %c5 : index
-// CHECK:         %[[ID:.+]] = arith.index_castui %[[FIRST]] : index to i32
-// CHECK:         nvvm.barrier.arrive id = %[[ID]] number_of_threads = %c256_i32
+// CHECK:         nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c256_i32
 // CHECK:         gpu.grid_dim
 // CHECK:         vector.store
 // CHECK:         "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
