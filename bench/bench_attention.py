@@ -85,6 +85,25 @@ def bench(fn, min_reps=5, max_reps=50, target_s=0.6, one_call=False):
     return statistics.median(per_call(n) for _ in range(reps))
 
 
+def in_turns(fns, rounds, target_s, errors=None):
+    """Median milliseconds per call of each of `fns` (name: fn), timed in
+    turns (`rounds` rounds of bench(fn, target_s=target_s) each): the GPU's
+    clocks drift within a long run, so that one timing of each, seconds or
+    minutes apart, would favour whichever ran first. With `errors`, a
+    function that raises is dropped and its error recorded there."""
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name in list(times):
+            try:
+                times[name].append(bench(fns[name], target_s=target_s))
+            except Exception as e:
+                if errors is None:
+                    raise
+                errors[name] = repr(e)[:200]
+                del times[name]
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def ref_slice(q, k, v, causal):
     """fp32 reference of (b, h) = (0, 0)."""
     qs, ks, vs = (x[0, 0].float() for x in (q, k, v))
@@ -121,10 +140,9 @@ def feature_inputs(c, q, k, v):
 
 def ab(art, suffix, rounds=5):
     """attnfuse's default kernel of each bench configuration (A) against its
-    variant NAME+suffix (B) on the same inputs, timed alternately (ABAB...,
-    `rounds` each): the GPU's clocks drift over a long run, so one timing of
-    each, minutes apart, can differ by 10% for identical kernels. Prints the
-    medians and B/A."""
+    variant NAME+suffix (B) on the same inputs, timed alternately (in_turns,
+    `rounds` each; identical kernels timed minutes apart differed by 10%).
+    Prints the medians and B/A."""
     manifest = json.load(open(os.path.join(art, "manifest.json")))
     print(f"| config | A (default) | B ({suffix}) | B/A |")
     print("|---|---|---|---|")
@@ -141,17 +159,14 @@ def ab(art, suffix, rounds=5):
                 for _ in range(2))
         extra = feature_inputs(c, q, k, v)[0] if (
             c["bias"] or c["dropout"]) else []
-        times = {}
+        fns = {}
         for name, path in (("A", pa), ("B", pb)):
             kern = AttentionKernel(path)
             out, lse = kern.output_buffers()
-            times[name] = (lambda kern=kern, out=out, lse=lse:
-                           kern(q, k, v, *extra, out=out, lse=lse), [])
-        for _ in range(rounds):
-            for name in ("A", "B"):
-                fn, ts = times[name]
-                ts.append(bench(fn, target_s=0.2))
-        ta, tb = (statistics.median(times[n][1]) for n in ("A", "B"))
+            fns[name] = (lambda kern=kern, out=out, lse=lse:
+                         kern(q, k, v, *extra, out=out, lse=lse))
+        medians = in_turns(fns, rounds, target_s=0.2)
+        ta, tb = medians["A"], medians["B"]
         print(f"| {c['name']} | {ta:.4f} ms | {tb:.4f} ms | {ta / tb:.3f} |",
               flush=True)
 
@@ -302,7 +317,7 @@ def main():
         base = errs.get("naive", 1e-2 if c["dropout"] else
                         errs.get("flash", 1e-2))
         timed = {}
-        for name, fn in impls.items():
+        for name in impls:
             if name not in errs:
                 continue
             ok = errs[name] <= 2 * base + 1e-3 and not (
@@ -312,20 +327,12 @@ def main():
             row[name + "_err"] = errs[name]
             row[name + "_ok"] = ok
             if ok:
-                timed[name] = []
-        # The implementations in turns (ROUNDS rounds of each, the median):
-        # the GPU's clocks drift within a long run, so that one timing of
-        # each, seconds apart, would favour whichever ran first.
-        for _ in range(ROUNDS):
-            for name in list(timed):
-                try:
-                    timed[name].append(bench(impls[name],
-                                             target_s=0.6 / ROUNDS))
-                except Exception as e:
-                    row[name + "_error"] = repr(e)[:200]
-                    del timed[name]
-        for name, times in timed.items():
-            ms = statistics.median(times)
+                timed[name] = impls[name]
+        errors = {}
+        medians = in_turns(timed, ROUNDS, 0.6 / ROUNDS, errors)
+        for name, e in errors.items():
+            row[name + "_error"] = e
+        for name, ms in medians.items():
             row[name + "_ms"] = ms
             row[name] = flops / (ms * 1e-3) / 1e12
             # What one call takes with the host's launch cost in it.
