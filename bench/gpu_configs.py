@@ -183,6 +183,10 @@ CHECK += [
         opts=MMA),
     cfg("f16_d59_window_mma_bq64", dtype="f16", Nq=200, D=59,
         mask="sliding_window", window=(48, 16), opts=MMA + " block-q=64"),
+    # Causal above 1k queries on the persistent grid: units of two query
+    # blocks of a head (8 query blocks of 192 rows), with GQA.
+    cfg("bf16_d64_causal_units_gqa_wgmma", B=2, Hq=4, Hkv=2, Nq=1536,
+        mask="causal", opts=WGMMA),
 ]
 # The persistent grid on every wgmma check shape, with 3 CTAs (each walks
 # several tiles: the K/V ring and the Q barriers across tiles, empty tiles,

@@ -363,6 +363,9 @@ private:
   /// negative when a window shows the tile's rows no key at all (Nq > Nk,
   /// bottom-right); unsigned, it would wrap, and the consumers would wait
   /// for a block the producer never loads.
+  /// Whether the persistent grid walks units of two query blocks of a head
+  /// (forEachTile) rather than every head's tiles longest first.
+  bool walksUnits() const;
   Value hasBlocks(KB &e, const Tile &tl);
   /// The ring position after the tile's key blocks, for a tile whose block
   /// kb sits at ring position kb - `kbBase`.
@@ -749,6 +752,24 @@ Value WgmmaEmitter::qUse(KB &e, Value round) {
   return layout.qBuffers == 1 ? round : e.divu(round, layout.qBuffers);
 }
 
+bool WgmmaEmitter::walksUnits() const {
+  if (!plan.headsFastest || plan.numQB % 2 != 0)
+    return false;
+  if (plan.Nq <= 1024)
+    return true;
+  // Heads fastest, longest first (forEachTile's other walk) puts every
+  // head's K/V in flight at once: at d = 64, 4k, causal the tiles read
+  // them from DRAM at 54% of its bandwidth (ncu), and the H200, at its
+  // 700 W limit, ran the SMs at 1.61 GHz against 1.78 with the units
+  // (cuDNN 1.82). Timed alternately, the units: d = 64 4k +6.2%, d = 128
+  // 4k / 16k +9.7% / +3.7%, d = 72 / 80 / 96 4k +1.3 / +3.3 / +9.1%, GQA
+  // 8k +4.3%, d = 64 16k -1.6%; a softcap (computed scores, bound by
+  // their arithmetic) -5.7%. At 1k they pay with every feature (+6.5 to
+  // +13%).
+  AttentionOp op = plan.op;
+  return !op.getSeed() && !op.hasScoreMod();
+}
+
 Value WgmmaEmitter::hasBlocks(KB &e, const Tile &tl) {
   return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::slt,
                                tl.kbBegin, tl.kbEnd);
@@ -811,17 +832,14 @@ SmallVector<Value> WgmmaEmitter::forEachTile(
                })
         .getResults();
   };
-  if (plan.headsFastest && plan.numQB % 2 == 0 && plan.Nq <= 1024) {
-    // Short causal-like masks, an even number of query blocks: unit u of
+  if (walksUnits()) {
+    // Causal-like masks, an even number of query blocks: unit u of
     // (batch * head) u / P, P = numQB / 2, is its query blocks numQB - 1 - j
     // and j (j = u mod P: numQB + 1 key blocks in all for a causal mask),
     // one after the other on one CTA (rounds 2m and 2m + 1 of CTA c: unit
     // m G + c). Every unit is the same work, and the CTAs running together
-    // take one head's units, which share its K/V in L2. Heads fastest,
-    // longest first (below) ran d = 128, 1k, causal at 80% of DRAM
-    // bandwidth, most tiles reading their K/V from memory; the units, timed
-    // alternately: +13% there, +6.5% at d = 64, 1k; from 4k keys within
-    // -5 .. +2.5% (so they stop at 1k).
+    // take a few heads' units, which share their K/V in L2 (walksUnits says
+    // where it pays).
     const int64_t half = plan.numQB / 2, units = tiles / 2;
     Value rounds = e.mul(
         arith::DivUIOp::create(e.b, e.loc, e.add(e.idx(units - 1), grid), grid),

@@ -67,6 +67,44 @@ func.func @causal_1k(%q: tensor<16x16x1024x128xbf16>, %k: tensor<16x16x1024x128x
 
 // -----
 
+// Causal at 4k (32 query blocks): the units too (the K/V of a few heads in
+// flight, not every head's: WgmmaEmitter::walksUnits), 32 * 16 / 2 units.
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK:         %[[G:.+]] = gpu.grid_dim  x
+// CHECK:         %[[ROUNDS:.+]] = arith.muli %{{.+}}, %c2
+// CHECK:         scf.for %[[R:.+]] = %c0{{.*}} to %[[ROUNDS]] step %c1{{.*}} iter_args(
+// CHECK:           arith.divui %[[R]], %c2
+// CHECK:           arith.cmpi ult, %{{.+}}, %c256
+func.func @causal_4k(%q: tensor<1x16x4096x128xbf16>, %k: tensor<1x16x4096x128xbf16>, %v: tensor<1x16x4096x128xbf16>) -> tensor<1x16x4096x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x16x4096x128xbf16>, tensor<1x16x4096x128xbf16>, tensor<1x16x4096x128xbf16>) {mask = #attn.mask<causal>} -> tensor<1x16x4096x128xbf16>
+  return %o : tensor<1x16x4096x128xbf16>
+}
+
+// -----
+
+// But with computed scores (a score_mod; dropout alike) above 1k: every
+// head's tiles longest first, in rounds of gridDim.x (a snake).
+// CHECK-LABEL: gpu.func @attn_fwd_0(
+// CHECK:         %[[CTA:.+]] = gpu.block_id  x
+// CHECK:         %[[G:.+]] = gpu.grid_dim  x
+// CHECK:         %[[ROUNDS:.+]] = arith.divui %{{.+}}, %[[G]]
+// CHECK-NOT:     arith.muli %[[ROUNDS]]
+// CHECK:         scf.for %[[R:.+]] = %c0{{.*}} to %[[ROUNDS]] step %c1{{.*}} iter_args(
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[CTA]]
+func.func @causal_4k_softcap(%q: tensor<1x16x4096x128xbf16>, %k: tensor<1x16x4096x128xbf16>, %v: tensor<1x16x4096x128xbf16>) -> tensor<1x16x4096x128xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x16x4096x128xbf16>, tensor<1x16x4096x128xbf16>, tensor<1x16x4096x128xbf16>) {mask = #attn.mask<causal>} score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %cap = arith.constant 30.0 : f32
+    %x = arith.divf %s, %cap : f32
+    %t = math.tanh %x : f32
+    %y = arith.mulf %t, %cap : f32
+    attn.yield %y : f32
+  } -> tensor<1x16x4096x128xbf16>
+  return %o : tensor<1x16x4096x128xbf16>
+}
+
+// -----
+
 // Not causal: rounds of gridDim.x tiles, this CTA's tile of a round (a
 // snake: CTA c takes the c-th, then the (G - 1 - c)-th), if in range.
 // CHECK-LABEL: gpu.func @attn_fwd_0(
