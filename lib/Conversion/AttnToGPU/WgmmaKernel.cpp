@@ -354,22 +354,22 @@ private:
   /// After the ping-pong's barriers and each warpgroup's own (1 + consumers
   /// + w).
   int64_t outputSlotBarrier() const { return 1 + 2 * (plan.cfg.warps / 4); }
-  /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
-  /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates;
-  /// short causal-like masks: pairs of one head's query blocks) with
-  /// loop-carried `init`: `body` gets the tile, whose bi, hi and kvh it
-  /// sets, and the carried values, and yields the next ones.
+  /// Whether the persistent grid walks units of two query blocks of a head
+  /// (forEachTile) rather than every head's tiles longest first.
+  bool walksUnits() const;
   /// Whether the tile has a key block: signed, since the range's end is
   /// negative when a window shows the tile's rows no key at all (Nq > Nk,
   /// bottom-right); unsigned, it would wrap, and the consumers would wait
   /// for a block the producer never loads.
-  /// Whether the persistent grid walks units of two query blocks of a head
-  /// (forEachTile) rather than every head's tiles longest first.
-  bool walksUnits() const;
   Value hasBlocks(KB &e, const Tile &tl);
   /// The ring position after the tile's key blocks, for a tile whose block
   /// kb sits at ring position kb - `kbBase`.
   Value ringAfter(KB &e, const Tile &tl, Value kbBase);
+  /// Emits a loop over the CTA's tiles (a snake over rounds of gridDim.x
+  /// tiles, in the one-CTA-per-tile grid's order, see KB::tileCoordinates;
+  /// causal-like masks where walksUnits: pairs of one head's query blocks)
+  /// with loop-carried `init`: `body` gets the tile, whose bi, hi and kvh
+  /// it sets, and the carried values, and yields the next ones.
   SmallVector<Value> forEachTile(
       KB &e, ValueRange init,
       function_ref<SmallVector<Value>(KB &, const Tile &, ValueRange)> body);
