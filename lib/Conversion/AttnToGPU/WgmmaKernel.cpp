@@ -148,6 +148,17 @@ struct TileLayout {
 static bool loadsByTma(const KernelPlan &plan) {
   return plan.cfg.tma && plan.D % 8 == 0 && plan.Dv % 8 == 0;
 }
+/// The bias's type where it has all four dims [B or 1, H or 1, Nq or 1,
+/// Nk or 1]; null without a bias or with a lower-rank one.
+static ShapedType fullRankBiasType(const KernelPlan &plan) {
+  AttentionOp op = plan.op;
+  Value bias = op.getBias();
+  if (!bias)
+    return {};
+  auto type = cast<ShapedType>(bias.getType());
+  return type.getRank() == 4 ? type : ShapedType();
+}
+
 /// Whether the bias is one per head, the same for every batch element (a
 /// [1, H, Nq, Nk] bias; B > 1, no GQA): then the tiles of one head's batch
 /// elements run together (forEachTile), so that they read the same bias
@@ -156,12 +167,8 @@ static bool loadsByTma(const KernelPlan &plan) {
 /// heads share K/V that way; a bias the same for every head is shared by
 /// heads running together already.)
 static bool sharesBiasAcrossBatch(const KernelPlan &plan) {
-  AttentionOp op = plan.op;
-  Value bias = op.getBias();
-  if (!bias || plan.B == 1 || plan.G != 1)
-    return false;
-  auto type = cast<ShapedType>(bias.getType());
-  return type.getRank() == 4 && type.getDimSize(0) == 1 &&
+  ShapedType type = fullRankBiasType(plan);
+  return type && plan.B > 1 && plan.G == 1 && type.getDimSize(0) == 1 &&
          type.getDimSize(1) == plan.Hq;
 }
 
@@ -173,12 +180,8 @@ static bool sharesBiasAcrossBatch(const KernelPlan &plan) {
 /// [B or 1, H or 1, Nq, Nk], Nk a multiple of 8 (16-byte rows) and of
 /// block-k (with a key tail ptxas spilled 200 bytes at d = 128).
 static bool stagesBias(const KernelPlan &plan) {
-  AttentionOp op = plan.op;
-  Value bias = op.getBias();
-  if (!loadsByTma(plan) || !bias)
-    return false;
-  auto type = cast<ShapedType>(bias.getType());
-  return type.getRank() == 4 && type.getDimSize(2) == plan.Nq &&
+  ShapedType type = fullRankBiasType(plan);
+  return type && loadsByTma(plan) && type.getDimSize(2) == plan.Nq &&
          type.getDimSize(3) == plan.Nk &&
          type.getElementType() == plan.elementType && plan.Nk % 8 == 0 &&
          plan.Nk % plan.cfg.blockK == 0;
