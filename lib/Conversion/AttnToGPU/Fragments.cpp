@@ -270,7 +270,7 @@ DropoutDraws::keep(KB &e, int64_t mt, int64_t n,
 SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
     int64_t mt, int64_t ks, RowMaxima &rows, const ScoreScaling &scaling,
-    DropoutDraws *dropout,
+    DropoutDraws &dropout,
     function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk) {
   Type elt = plan.elementType;
   Value *c0 = s.data() + sl.index(mt, 2 * ks, 0), *c1 = c0 + 4;
@@ -293,7 +293,7 @@ SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
     AttentionOp op = plan.op;
     Value scaleKept = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
     for (int64_t h = 0; h < 2; ++h) {
-      SmallVector<Value, 4> kept = dropout->keep(e, mt, 2 * ks + h, bhqk);
+      SmallVector<Value, 4> kept = dropout.keep(e, mt, 2 * ks + h, bhqk);
       for (int64_t i = 0; i < 4; ++i) {
         Value &x = (h ? c1 : c0)[i];
         x = e.select(kept[i], e.fmul(x, scaleKept), e.f32(0.0));

@@ -140,11 +140,13 @@ SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
 /// those tiles. Where the step starts at a multiple of 32 keys (`aligned`),
 /// n-tiles 4j..4j + 3 of an m-tile share one call per row, made at the
 /// first of them that asks; otherwise each n-tile makes its own calls and
-/// picks its word at run time. No shuffles.
+/// picks its word at run time. No shuffles. Without a seed (no dropout) it
+/// draws nothing and is false.
 class DropoutDraws {
 public:
   DropoutDraws(AttentionOp op, Value seed, bool aligned)
       : op(op), seed(seed), aligned(aligned) {}
+  explicit operator bool() const { return static_cast<bool>(seed); }
   /// keep(b, h, q, k) of the four elements i of n-tile n of m-tile mt, whose
   /// coordinates `bhqk(n, i)` gives (keys not clamped past a tail).
   SmallVector<Value, 4>
@@ -162,15 +164,15 @@ private:
 /// P = 2^(t - m'') of k-step ks (keys 16 ks .. 16 ks + 15, n-tiles 2 ks and
 /// 2 ks + 1) of m-tile mt of the score fragments `s` (overwritten), each
 /// row's 4 values summed as a tree into rows.lsum, times the dropout factor
-/// (keep(b, h, q, k) ? 1 / (1 - p) : 0 from `dropout`, at the coordinates
-/// `bhqk(n, i)` gives, keys not clamped past a tail), packed to `elt`
-/// pairs: the A fragment of P V, reg0 = (c0, c1) of n-tile 2ks, reg1 =
+/// (keep(b, h, q, k) ? 1 / (1 - p) : 0 from `dropout` where it has a seed, at
+/// the coordinates `bhqk(n, i)` gives, keys not clamped past a tail), packed to
+/// `elt` pairs: the A fragment of P V, reg0 = (c0, c1) of n-tile 2ks, reg1 =
 /// (c2, c3) of 2ks, reg2 = (c0, c1) of 2ks + 1, reg3 = (c2, c3) of 2ks + 1.
 SmallVector<Value>
 probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
                     MutableArrayRef<Value> s, int64_t mt, int64_t ks,
                     RowMaxima &rows, const ScoreScaling &scaling,
-                    DropoutDraws *dropout,
+                    DropoutDraws &dropout,
                     function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
 
 /// The epilogue: per row rr of the thread, l summed over the quad,

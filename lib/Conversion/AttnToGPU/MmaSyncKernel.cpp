@@ -527,13 +527,10 @@ void MmaSyncEmitter::emit() {
                               curRef.drop_front(2 * R), plan.cfg.lazyRescale);
 
       // The step starts at a multiple of 32 keys where block and chunk are.
-      std::optional<DropoutDraws> dropout;
-      if (seed)
-        dropout.emplace(plan.op, seed, kBK % 32 == 0 && kC % 32 == 0);
+      DropoutDraws dropout(plan.op, seed, kBK % 32 == 0 && kC % 32 == 0);
       auto probabilities = [&](int64_t mt, int64_t ks) {
         return probabilityOperands(e, plan, sl, s, mt, ks, rowMax, scaling,
-                                   dropout ? &*dropout : nullptr,
-                                   [&](int64_t j, int64_t i) {
+                                   dropout, [&](int64_t j, int64_t i) {
                                      return coordinates(mt, j, i,
                                                         /*clamp=*/false);
                                    });

@@ -211,8 +211,8 @@ struct SharedLayout {
   /// warpgroup's O rows fall on its own Q rows. Else after the other tiles.
   bool outputInQ;
   /// Whether O's staging is a slot of one warpgroup's 64 rows, which the
-  /// consumer warpgroups take in turns (takeTurn): where the whole tile
-  /// does not fit beside the others (a persistent grid at d = 256).
+  /// consumer warpgroups take in turns (waitTurn, passTurn): where the whole
+  /// tile does not fit beside the others (a persistent grid at d = 256).
   bool outputSlot = false;
   explicit SharedLayout(const KernelPlan &plan)
       : q(16 * plan.cfg.warps, 2 * paddedHeadDim(plan.D)),
@@ -344,13 +344,14 @@ private:
   /// slot: waited for at once, then the turn passes on).
   void storeStagedOutputs(KB &c, const Tile &tl, ArrayRef<Value> state,
                           ArrayRef<Value> rows, const ConsumerThread &th);
-  /// Turns among the consumer warpgroups on named barriers `first` + w
-  /// (bar.sync by warpgroup w's 128 threads, bar.arrive by the previous
-  /// one's): waits for warpgroup `wg`'s turn (`wait`, wg = this
-  /// warpgroup), or gives the turn to warpgroup `wg`. The ping-pong's turns
-  /// start at kPingPongBarrier, those of O's staging slot
-  /// (SharedLayout::outputSlot) at outputSlotBarrier().
-  void takeTurn(KB &c, int64_t first, Value wg, bool wait);
+  /// Turns among the consumer warpgroups, cyclically, on named barriers
+  /// `first` + w (bar.sync by warpgroup w's 128 threads, bar.arrive by the
+  /// previous one's): waitTurn waits for this warpgroup `wg`'s turn,
+  /// passTurn gives it to the next. The ping-pong's turns start at
+  /// kPingPongBarrier, those of O's staging slot (SharedLayout::outputSlot)
+  /// at outputSlotBarrier().
+  void waitTurn(KB &c, int64_t first, Value wg);
+  void passTurn(KB &c, int64_t first, Value wg);
   /// Gives warpgroup 0 the first turn (by the last warpgroup, at the start).
   void giveFirstTurn(KB &c, int64_t first);
   static constexpr int64_t kPingPongBarrier = 1;
@@ -1033,12 +1034,9 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   // (cyclically) issued its own, so that one's softmax runs while the
   // other's products do. Barrier 1 + w counts warpgroup w's 128 threads
   // (bar.sync) and its predecessor's (bar.arrive); the last warpgroup lets
-  // the first one start (emitConsumers).
-  auto turn = [&](KB &e) { takeTurn(e, kPingPongBarrier, wg, /*wait=*/true); };
-  auto passTurn = [&](KB &e) {
-    takeTurn(e, kPingPongBarrier, e.remu(e.add(wg, e.idx(1)), consumers),
-             /*wait=*/false);
-  };
+  // the first one start (emitConsumers). Below: waitTurn and passTurn on
+  // kPingPongBarrier around each block's products.
+
   // The thread's rows (g and g + 8 of its warp's m16 tile of its
   // warpgroup's 64 rows), Q once it landed, then the key blocks.
   OpBuilder &cb = c.b;
@@ -1151,13 +1149,10 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
         },
         masked, e.mul(kb, e.idx(kBK)), t2, rows[0]);
     RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
-    std::optional<DropoutDraws> dropout;
-    if (seed)
-      dropout.emplace(plan.op, seed, kBK % 32 == 0);
+    DropoutDraws dropout(plan.op, seed, kBK % 32 == 0);
     for (int64_t ks = 0; ks < kP; ++ks)
       pRegs.append(probabilityOperands(e, plan, sl, s, 0, ks, rowMax, scaling,
-                                       dropout ? &*dropout : nullptr,
-                                       [&](int64_t j, int64_t i) {
+                                       dropout, [&](int64_t j, int64_t i) {
                                          return coordinates(e, kb, j, i, false);
                                        }));
     return rowMax;
@@ -1187,10 +1182,10 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     OpBuilder fb = first.getThenBodyBuilder();
     KB e{fb, loc};
     waitKeys(e, kbBegin);
-    turn(e);
+    waitTurn(e, kPingPongBarrier, wg);
     NVVM::WgmmaFenceAlignedOp::create(fb, loc);
     Value acc = issueScores(e, kbBegin);
-    passTurn(e);
+    passTurn(e, kPingPongBarrier, wg);
     ElementOperands operands = loadOperands(e, kbBegin);
     SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2));
     release(e, layout.kEmpty(), kbBegin);
@@ -1225,12 +1220,12 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     ArrayRef<Value> curRef(cur);
     Value prev = e.sub(kb, e.idx(1));
     waitKeys(e, kb);
-    turn(e);
+    waitTurn(e, kPingPongBarrier, wg);
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     Value acc = issueScores(e, kb);
     SmallVector<Value> o = issueValues(
         e, prev, curRef.drop_front(4 + ol.size()), curRef.slice(4, ol.size()));
-    passTurn(e);
+    passTurn(e, kPingPongBarrier, wg);
     ElementOperands operands = loadOperands(e, kb);
     SmallVector<Value> s = waitGroup(e, unpack(e, acc, kBK / 2), 1);
     release(e, layout.kEmpty(), kb);
@@ -1301,7 +1296,7 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
   Value first = c.mul(th.wg, c.idx(64)), row0 = tl.q0;
   if (layout.outputSlot) {
     // The slot is this warpgroup's once the previous one's store read it.
-    takeTurn(c, outputSlotBarrier(), th.wg, /*wait=*/true);
+    waitTurn(c, outputSlotBarrier(), th.wg);
     row0 = c.add(row0, first);
     first = c.idx(0);
   } else {
@@ -1342,18 +1337,20 @@ void WgmmaEmitter::storeStagedOutputs(KB &c, const Tile &tl,
   // The slot is read: the next warpgroup's turn.
   if (layout.outputSlot) {
     syncWarpgroup();
-    takeTurn(c, outputSlotBarrier(), c.remu(c.add(th.wg, c.idx(1)), consumers),
-             /*wait=*/false);
+    passTurn(c, outputSlotBarrier(), th.wg);
   }
 }
 
-void WgmmaEmitter::takeTurn(KB &c, int64_t first, Value wg, bool wait) {
-  Value id = toI32(c, c.add(wg, c.idx(first)));
-  if (wait)
-    NVVM::BarrierOp::create(c.b, c.loc, Type(), id, i32Constant(c, 256),
-                            NVVM::BarrierReductionAttr(), Value());
-  else
-    NVVM::BarrierArriveOp::create(c.b, c.loc, id, i32Constant(c, 256));
+void WgmmaEmitter::waitTurn(KB &c, int64_t first, Value wg) {
+  NVVM::BarrierOp::create(c.b, c.loc, Type(), toI32(c, c.add(wg, c.idx(first))),
+                          i32Constant(c, 256), NVVM::BarrierReductionAttr(),
+                          Value());
+}
+
+void WgmmaEmitter::passTurn(KB &c, int64_t first, Value wg) {
+  Value next = c.remu(c.add(wg, c.idx(1)), plan.cfg.warps / 4);
+  NVVM::BarrierArriveOp::create(c.b, c.loc, toI32(c, c.add(next, c.idx(first))),
+                                i32Constant(c, 256));
 }
 
 void WgmmaEmitter::giveFirstTurn(KB &c, int64_t first) {
