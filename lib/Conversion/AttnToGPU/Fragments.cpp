@@ -85,11 +85,14 @@ ElementOperands attnfuse::gpu_kernels::loadElementOperands(
             e.b, e.loc, VectorType::get({2}, elt), bias,
             e.broadcastIndices(bias, coords), /*nontemporal=*/false,
             llvm::MaybeAlign(2 * elt.getIntOrFloatBitWidth() / 8));
-        for (int64_t h = 0; h < 2; ++h)
-          ops.bias[sl.index(mt, j, i + h)] =
-              vector::ExtractOp::create(e.b, e.loc, v, h);
+        ops.setBiasPair(e, sl.index(mt, j, i), v);
       }
   return ops;
+}
+
+void ElementOperands::setBiasPair(KB &e, int64_t index, Value pair) {
+  for (int64_t h = 0; h < 2; ++h)
+    bias[index + h] = vector::ExtractOp::create(e.b, e.loc, pair, h);
 }
 
 void attnfuse::gpu_kernels::applyElementScores(

@@ -62,6 +62,9 @@ Value packOperand(KB &e, Type elt, Value x, Value y);
 /// two elements, as the launchers check.
 struct ElementOperands {
   SmallVector<Value> bias, keep;
+  /// Bias elements `index` and `index + 1` (keys 2t, 2t + 1 of a row) from
+  /// a loaded vector<2> `pair`.
+  void setBiasPair(KB &e, int64_t index, Value pair);
 };
 ElementOperands loadElementOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, Value bias, Value keep,

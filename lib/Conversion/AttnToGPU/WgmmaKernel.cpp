@@ -1131,9 +1131,7 @@ Value WgmmaEmitter::emitConsumerTile(KB &c, const Tile &tl, Value ring,
             vector::LoadOp::create(e.b, e.loc, VectorType::get({2}, elt), buf,
                                    ValueRange{e.divu(bytes, 2)},
                                    /*nontemporal=*/false, llvm::MaybeAlign(4));
-        for (int64_t h = 0; h < 2; ++h)
-          ops.bias[sl.index(0, j, i + h)] =
-              vector::ExtractOp::create(e.b, e.loc, pair, h);
+        ops.setBiasPair(e, sl.index(0, j, i), pair);
       }
     return ops;
   };
