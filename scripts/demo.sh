@@ -8,7 +8,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 EXAMPLE="${1:-$ROOT/examples/attention.mlir}"
-"$ROOT/scripts/build.sh" "$BUILD" >/dev/null
+# The build's progress goes to stderr (ninja's [n/N] lines; a first build on
+# a fresh machine takes many minutes), the demo's own output to stdout.
+echo "== 0. build: scripts/build.sh (installs what is missing, then builds; progress on stderr)"
+"$ROOT/scripts/build.sh" "$BUILD" >&2
 OPT="$BUILD/bin/attnfuse-opt --mlir-print-op-on-diagnostic=false"
 RUN="$BUILD/bin/attnfuse-run"
 

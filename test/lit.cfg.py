@@ -30,6 +30,19 @@ tool_dirs = [config.attnfuse_tools_dir, config.llvm_tools_dir]
 tools = ["attnfuse-opt", "attnfuse-run", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The host JIT compiles for a fixed baseline CPU in the tests (every x86-64
+# CPU runs x86-64 code), so that the machine that writes the code runs what
+# every other machine runs: no instruction, and no missing runtime builtin,
+# that only some CPUs have. ATTNFUSE_TEST_JIT_CPU overrides it (e.g. host).
+import platform
+config.environment["ATTNFUSE_JIT_CPU"] = os.environ.get(
+    "ATTNFUSE_TEST_JIT_CPU",
+    "x86-64" if platform.machine() in ("x86_64", "AMD64") else "generic")
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")
+config.substitutions.append(
+    ("%llvm_nm", os.path.join(config.llvm_tools_dir, "llvm-nm")))
+
 # GPU tests need a CUDA driver and a device; they are skipped elsewhere.
 if config.enable_cuda and shutil.which("nvidia-smi"):
     try:

@@ -12,6 +12,7 @@
 // binaries are launched from Python instead, see docs/GPU.md).
 //
 //===----------------------------------------------------------------------===//
+#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 #include "attnfuse/Pipelines/Pipelines.h"
@@ -229,8 +230,32 @@ static void addNaiveKernels(OpPassManager &pm) {
   addLinalgKernels(pm);
 }
 
+namespace {
+/// Refuses a chip attnfuse cannot compile for (not a chip name, or older
+/// than the toolkit targets) with an error at the module, before any pass
+/// makes code for it (NVPTX would abort on instructions the chip lacks).
+struct CheckChipPass
+    : PassWrapper<CheckChipPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckChipPass)
+  explicit CheckChipPass(std::string chip) : chip(std::move(chip)) {}
+  StringRef getArgument() const final { return "attn-check-gpu-chip"; }
+  StringRef getDescription() const final {
+    return "refuse a chip attnfuse cannot compile for";
+  }
+  void runOnOperation() override {
+    if (std::string why = attnfuse::getUnsupportedChipReason(chip);
+        !why.empty()) {
+      getOperation().emitError("attn-lower-to-nvvm-pipeline: chip ") << why;
+      signalPassFailure();
+    }
+  }
+  std::string chip;
+};
+} // namespace
+
 void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
                                            const GPUPipelineOptions &options) {
+  pm.addPass(std::make_unique<CheckChipPass>(options.chip));
   // TOSA graphs to linalg, then unfused chains become attn.attention, as in
   // the CPU pipeline (in both paths: the naive kernels compute the same
   // raised op).

@@ -83,7 +83,8 @@ static FailureOr<OwningOpRef<ModuleOp>> buildForward(AttentionBackwardOp op) {
 
 llvm::Expected<HostTensor>
 attnfuse_run::finiteDifferenceGradient(func::FuncOp entry, GradientResult which,
-                                       ArrayRef<HostTensor> inputs) {
+                                       ArrayRef<HostTensor> inputs,
+                                       const JitSettings &jit) {
   AttentionBackwardOp op = which.op;
   // The operands' values: arguments of the entry function.
   SmallVector<Value> operands = {op.getQuery(), op.getKey(), op.getValue()};
@@ -137,7 +138,7 @@ attnfuse_run::finiteDifferenceGradient(func::FuncOp entry, GradientResult which,
   };
   SmallVector<double> loss(2 * n);
   llvm::Error error = executeEach(
-      **module, "fd_forward", signature, 2 * n,
+      **module, "fd_forward", signature, jit, 2 * n,
       [&](size_t set) {
         SmallVector<HostTensor> args(base);
         int64_t j = set / 2;

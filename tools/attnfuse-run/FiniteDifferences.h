@@ -11,6 +11,7 @@
 #define ATTNFUSE_TOOLS_ATTNFUSE_RUN_FINITEDIFFERENCES_H
 
 #include "HostTensor.h"
+#include "Runner.h"
 
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
 
@@ -35,7 +36,7 @@ std::optional<GradientResult> getGradientResult(mlir::func::FuncOp entry,
 /// values are `inputs[i]` for argument i.
 llvm::Expected<HostTensor> finiteDifferenceGradient(
     mlir::func::FuncOp entry, GradientResult which,
-    llvm::ArrayRef<HostTensor> inputs);
+    llvm::ArrayRef<HostTensor> inputs, const JitSettings &jit);
 
 } // namespace attnfuse_run
 

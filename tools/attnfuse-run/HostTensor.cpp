@@ -2,6 +2,8 @@
 #include "HostTensor.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "attnfuse/ExecutionEngine/FloatBuiltins.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -101,13 +103,8 @@ uint64_t attnfuse_run::roundToBits(double value, ElementKind kind) {
     return bits;
   }
   case ElementKind::F16:
-  case ElementKind::BF16: {
-    llvm::APFloat f(value);
-    bool losesInfo;
-    f.convert(getHalfSemantics(kind), llvm::APFloat::rmNearestTiesToEven,
-              &losesInfo);
-    return f.bitcastToAPInt().getZExtValue();
-  }
+  case ElementKind::BF16:
+    return attnfuse::roundToHalfBits(value, getHalfSemantics(kind));
   default:
     llvm_unreachable("not a float kind");
   }
@@ -128,8 +125,8 @@ double attnfuse_run::bitsToDouble(uint64_t bits, ElementKind kind) {
   }
   case ElementKind::F16:
   case ElementKind::BF16:
-    return llvm::APFloat(getHalfSemantics(kind), llvm::APInt(16, bits))
-        .convertToDouble();
+    return attnfuse::halfBitsToDouble(static_cast<uint16_t>(bits),
+                                      getHalfSemantics(kind));
   default:
     llvm_unreachable("not a float kind");
   }

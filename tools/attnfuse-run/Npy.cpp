@@ -203,8 +203,16 @@ llvm::Expected<HostTensor> attnfuse_run::readNpy(StringRef path,
 
   HostTensor tensor(kind, shape);
   int64_t n = tensor.getNumElements();
-  if (file.size() - header->dataOffset < static_cast<size_t>(n) * dtype.size)
+  size_t dataBytes = file.size() - header->dataOffset;
+  size_t expectedBytes = static_cast<size_t>(n) * dtype.size;
+  if (dataBytes < expectedBytes)
     return fail("truncated data");
+  // A longer file is not this array (two arrays written to one file, or a
+  // shape that disagrees with the data).
+  if (dataBytes > expectedBytes)
+    return fail(llvm::Twine(dataBytes - expectedBytes) +
+                " bytes after the data of the " + formatShape(header->shape) +
+                " array");
   const char *data = file.data() + header->dataOffset;
   if (bf16Bits) {
     std::memcpy(tensor.data(), data, tensor.getNumBytes());

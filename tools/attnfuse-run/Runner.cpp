@@ -52,10 +52,10 @@ static llvm::Expected<HostTensor> readResult(const int64_t *words,
 
 llvm::Expected<SmallVector<HostTensor>>
 attnfuse_run::execute(ModuleOp module, StringRef entry, FunctionType signature,
-                      ArrayRef<HostTensor> inputs) {
+                      ArrayRef<HostTensor> inputs, const JitSettings &jit) {
   SmallVector<HostTensor> outputs;
   if (llvm::Error error = executeEach(
-          module, entry, signature, 1,
+          module, entry, signature, jit, 1,
           [&](size_t) { return SmallVector<HostTensor>(inputs); },
           [&](size_t, SmallVector<HostTensor> results) {
             outputs = std::move(results);
@@ -97,8 +97,8 @@ invoke(ExecutionEngine &engine, StringRef entry, FunctionType signature,
     descriptorPtrs[i] = descriptors[i].data();
     packed.push_back(&descriptorPtrs[i]);
   }
-  if (llvm::Error error =
-          engine.invokePacked(("_mlir_ciface_" + entry).str(), packed))
+  if (llvm::Error error = attnfuse::invokeHostFunction(
+          engine, ("_mlir_ciface_" + entry).str(), packed))
     return std::move(error);
 
   // The result buffers are not freed: a result may be a constant global or
@@ -117,12 +117,14 @@ invoke(ExecutionEngine &engine, StringRef entry, FunctionType signature,
 }
 
 llvm::Error attnfuse_run::executeEach(
-    ModuleOp module, StringRef entry, FunctionType signature, size_t numSets,
+    ModuleOp module, StringRef entry, FunctionType signature,
+    const JitSettings &jit, size_t numSets,
     llvm::function_ref<SmallVector<HostTensor>(size_t)> inputSet,
     llvm::function_ref<llvm::Error(size_t, SmallVector<HostTensor>)>
         consume) {
+  attnfuse::HostJitOptions options{jit.cpu, !jit.objectFile.empty()};
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      attnfuse::createHostExecutionEngine(module);
+      attnfuse::createHostExecutionEngine(module, options);
   if (!engine)
     return engine.takeError();
   for (size_t i = 0; i < numSets; ++i) {
@@ -133,5 +135,8 @@ llvm::Error attnfuse_run::executeEach(
     if (llvm::Error error = consume(i, std::move(*results)))
       return error;
   }
+  // The object exists once the code has been compiled (on the first call).
+  if (!jit.objectFile.empty())
+    (*engine)->dumpToObjectFile(jit.objectFile);
   return llvm::Error::success();
 }

@@ -8,6 +8,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+
 namespace attnfuse_run {
 
 /// Lowers `module` in place to the LLVM dialect with attn-lower-to-cpu-pipeline
@@ -18,19 +20,29 @@ namespace attnfuse_run {
 mlir::LogicalResult lowerToLLVM(mlir::ModuleOp module, llvm::StringRef entry,
                                 bool naive, llvm::StringRef pipelineOptions);
 
-/// JIT-compiles the lowered `module` at O2 and calls `entry`, whose
-/// tensor-level signature is `signature` (ranked tensors and scalars in,
-/// ranked tensors out), on copies of `inputs`. Returns its results.
+/// How the host JIT compiles a lowered module.
+struct JitSettings {
+  /// The CPU (attnfuse::HostJitOptions::cpu; empty: $ATTNFUSE_JIT_CPU, else
+  /// the host's).
+  std::string cpu;
+  /// Where to write the compiled object after the runs (empty: nowhere).
+  std::string objectFile;
+};
+
+/// JIT-compiles the lowered `module` at O2 as `jit` says and calls `entry`,
+/// whose tensor-level signature is `signature` (ranked tensors and scalars
+/// in, ranked tensors out), on copies of `inputs`. Returns its results.
 llvm::Expected<llvm::SmallVector<HostTensor>>
 execute(mlir::ModuleOp module, llvm::StringRef entry,
-        mlir::FunctionType signature, llvm::ArrayRef<HostTensor> inputs);
+        mlir::FunctionType signature, llvm::ArrayRef<HostTensor> inputs,
+        const JitSettings &jit = {});
 
 /// Like execute, once per input set, with one JIT compilation; `consume`
 /// receives the results of each set in order and may stop the runs with an
 /// error.
 llvm::Error executeEach(
     mlir::ModuleOp module, llvm::StringRef entry, mlir::FunctionType signature,
-    size_t numSets,
+    const JitSettings &jit, size_t numSets,
     llvm::function_ref<llvm::SmallVector<HostTensor>(size_t)> inputSet,
     llvm::function_ref<llvm::Error(size_t, llvm::SmallVector<HostTensor>)>
         consume);

@@ -9,6 +9,7 @@
 #include "Compare.h"
 #include "FiniteDifferences.h"
 #include "HostTensor.h"
+#include "IndexBounds.h"
 #include "Npy.h"
 #include "Promote.h"
 #include "Random.h"
@@ -51,7 +52,14 @@ namespace cl = llvm::cl;
 
 namespace {
 /// What the results of the pipeline under test are compared with.
-enum class CheckMode { Naive, F64, FlashAttention, FiniteDifferences, None };
+enum class CheckMode {
+  Auto,
+  Naive,
+  F64,
+  FlashAttention,
+  FiniteDifferences,
+  None
+};
 /// Where the function runs.
 enum class Target { CPU, CUDA };
 /// Which IR to print.
@@ -90,16 +98,20 @@ static cl::opt<int64_t> intBound(
     "int-bound", cl::init(0),
     cl::desc("Random integer inputs (i8 to i64) are uniform in [0, N): token "
              "ids, positions and padding masks of exported models (default: "
-             "any non-negative value of the type)"),
+             "an argument that indexes a tensor, [0, the smallest dimension "
+             "it indexes); any other, any non-negative value of the type)"),
     cl::value_desc("N"), cl::cat(runCategory));
 
 static cl::opt<CheckMode> checkMode(
-    "check", cl::init(CheckMode::Naive),
+    "check", cl::init(CheckMode::Auto),
     cl::desc("What the results of the pipeline under test are compared with"),
     cl::values(
+        clEnumValN(CheckMode::Auto, "auto",
+                   "fa where a result is f16 or bf16, naive otherwise "
+                   "(default)"),
         clEnumValN(CheckMode::Naive, "naive",
                    "the naive reference pipeline, elementwise within "
-                   "atol + rtol * |reference| (default)"),
+                   "atol + rtol * |reference|"),
         clEnumValN(CheckMode::F64, "f64",
                    "an fp64 evaluation, elementwise within "
                    "atol + rtol * |f64|"),
@@ -175,6 +187,19 @@ static cl::opt<Target>
                                  "(attn-lower-to-nvvm-pipeline{naive=true}), "
                                  "the fp64 evaluation stays on the CPU")),
            cl::cat(runCategory));
+
+static cl::opt<std::string> jitCpu(
+    "jit-cpu",
+    cl::desc("CPU the JIT compiles for: host (the CPU it runs on) or an LLVM "
+             "CPU name, e.g. x86-64, the baseline of every x86-64 CPU "
+             "(default: $ATTNFUSE_JIT_CPU, else host)"),
+    cl::value_desc("CPU"), cl::cat(runCategory));
+
+static cl::opt<std::string> dumpObject(
+    "dump-object",
+    cl::desc("Write the object code the JIT compiled for the pipeline under "
+             "test (on the CPU) to FILE, e.g. for llvm-nm"),
+    cl::value_desc("FILE"), cl::cat(runCategory));
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -348,8 +373,11 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
   if (evaluation == Evaluation::UnderTest &&
       printIR == PrintIR::AfterPipeline)
     clone->print(llvm::errs());
+  JitSettings jit{jitCpu};
+  if (evaluation == Evaluation::UnderTest)
+    jit.objectFile = dumpObject;
   llvm::Expected<SmallVector<HostTensor>> results =
-      execute(*clone, entry, signature, args);
+      execute(*clone, entry, signature, args, jit);
   if (!results)
     return reportError(llvm::Twine("cannot run the ") + name + " pipeline: " +
                        llvm::toString(results.takeError()));
@@ -425,6 +453,17 @@ static FailureOr<bool> runMain() {
     return failure();
   std::string funcName = entry->getSymName().str();
   FunctionType type = entry->getFunctionType();
+  // The naive graph rounds its intermediates to f16/bf16 where the pipeline
+  // under test keeps f32: elementwise, the two differ by the naive graph's
+  // own error, which the FlashAttention rule measures against fp64.
+  if (checkMode == CheckMode::Auto)
+    checkMode = llvm::any_of(type.getResults(),
+                             [](Type t) {
+                               Type e = getElementTypeOrSelf(t);
+                               return e.isF16() || e.isBF16();
+                             })
+                    ? CheckMode::FlashAttention
+                    : CheckMode::Naive;
   for (auto [i, argType] : llvm::enumerate(type.getInputs()))
     if (failed(checkType(argType, /*allowScalar=*/true,
                          "argument " + llvm::Twine(i) + " of @" + funcName)))
@@ -435,6 +474,13 @@ static FailureOr<bool> runMain() {
       return failure();
 
   // Inputs.
+  if (!(keepProbability >= 0 && keepProbability <= 1)) {
+    std::string value;
+    llvm::raw_string_ostream(value)
+        << llvm::format("%g", keepProbability.getValue());
+    return reportError("--keep-probability must be a probability in [0, 1], "
+                       "got " + value);
+  }
   if (intBound < 0)
     return reportError("--int-bound must be positive (or 0: the type's range)");
   SmallVector<HostTensor> inputs;
@@ -445,8 +491,14 @@ static FailureOr<bool> runMain() {
   for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
     auto [kind, shape] = describeType(argType);
     if (inputFiles.empty()) {
+      // Integers that index a tensor are drawn in its range unless
+      // --int-bound says otherwise.
+      int64_t bound = intBound;
+      if (!intBound.getNumOccurrences() && !isFloat(kind) &&
+          kind != ElementKind::I1)
+        bound = findIndexedSize(*entry, i).value_or(0);
       inputs.push_back(
-          makeRandomTensor(kind, shape, seed, i, keepProbability, intBound));
+          makeRandomTensor(kind, shape, seed, i, keepProbability, bound));
       continue;
     }
     llvm::Expected<HostTensor> input = readNpy(inputFiles[i], kind, shape);
@@ -550,6 +602,7 @@ static FailureOr<bool> runMain() {
     Tolerance tolerance = getTolerance(actual.getKind());
     int64_t n = actual.getNumElements();
     switch (checkMode) {
+    case CheckMode::Auto: // resolved to naive or fa above
     case CheckMode::None:
       break;
     case CheckMode::Naive:
@@ -562,7 +615,8 @@ static FailureOr<bool> runMain() {
         if (std::optional<GradientResult> gradient =
                 getGradientResult(*entry, i)) {
           llvm::Expected<HostTensor> estimate =
-              finiteDifferenceGradient(*entry, *gradient, inputs);
+              finiteDifferenceGradient(*entry, *gradient, inputs,
+                                       JitSettings{jitCpu});
           if (!estimate)
             return reportError(llvm::toString(estimate.takeError()));
           fd = std::move(*estimate);

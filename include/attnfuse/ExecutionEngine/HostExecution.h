@@ -18,14 +18,46 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace attnfuse {
 
-/// JIT-compiles `module` (LLVM dialect) at O2 for the host and provides the
-/// runtime functions lowered code calls (`memrefCopy`), so that no
-/// libmlir_c_runner_utils.so is needed. Initializes the native target once.
+/// The environment variable that sets the default CPU of the host JIT.
+inline constexpr const char *kJitCpuVariable = "ATTNFUSE_JIT_CPU";
+
+/// How the host JIT compiles.
+struct HostJitOptions {
+  /// The CPU to compile for: "host" (the CPU this process runs on, with all
+  /// its features) or an LLVM CPU name of the host's architecture ("x86-64",
+  /// the baseline every x86-64 CPU runs; "x86-64-v3"; "sapphirerapids"; ...:
+  /// `llc -mcpu=help`). Empty: $ATTNFUSE_JIT_CPU, else "host". The test suite
+  /// sets the baseline, so that every machine compiles the same code.
+  std::string cpu;
+  /// Keeps the compiled object, for ExecutionEngine::dumpToObjectFile.
+  bool keepObject = false;
+};
+
+/// The CPU `options.cpu` resolves to (see HostJitOptions::cpu).
+std::string resolveJitCpu(const HostJitOptions &options);
+
+/// JIT-compiles `module` (LLVM dialect) at O2 for `options.cpu` and provides
+/// the runtime functions lowered code calls (`memrefCopy`, the allocation
+/// functions, the 16-bit float conversions of FloatBuiltins.h), so that no
+/// libmlir_c_runner_utils.so is needed and the code finds every builtin on
+/// any CPU. Initializes the native target once. An unknown CPU name is an
+/// error that names it.
 llvm::Expected<std::unique_ptr<mlir::ExecutionEngine>>
-createHostExecutionEngine(mlir::ModuleOp module);
+createHostExecutionEngine(mlir::ModuleOp module,
+                          const HostJitOptions &options = {});
+
+/// Calls the packed-argument wrapper of `function` (`_mlir_ciface_...` for
+/// the C interface) of `engine` with `arguments`. A call of `abort` by the
+/// compiled code (a failed cf.assert: its message is printed first) returns
+/// an error instead of ending the process; the function's allocations are
+/// then lost.
+llvm::Error invokeHostFunction(mlir::ExecutionEngine &engine,
+                               llvm::StringRef function,
+                               llvm::MutableArrayRef<void *> arguments);
 
 /// Number of 64-bit words of a rank-`rank` memref descriptor in the C
 /// interface: {T *allocated; T *aligned; int64_t offset; int64_t sizes[R];

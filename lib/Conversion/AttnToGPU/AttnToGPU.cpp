@@ -96,10 +96,49 @@ bool attnfuse::gpu_kernels::isWgmmaChip(StringRef chip) {
   return chip == "sm_90a";
 }
 
+std::optional<GpuChip> attnfuse::parseGpuChip(StringRef chip) {
+  StringRef rest = chip;
+  if (!rest.consume_front("sm_"))
+    return std::nullopt;
+  GpuChip parsed;
+  if (rest.ends_with("a") || rest.ends_with("f")) {
+    parsed.suffix = rest.back();
+    rest = rest.drop_back();
+  }
+  unsigned number;
+  if (rest.size() < 2 || rest.size() > 3 ||
+      !llvm::all_of(rest, llvm::isDigit) || rest.getAsInteger(10, number))
+    return std::nullopt;
+  parsed.major = number / 10;
+  parsed.minor = number % 10;
+  return parsed;
+}
+
+std::string attnfuse::getUnsupportedChipReason(StringRef chip) {
+  std::optional<GpuChip> parsed = parseGpuChip(chip);
+  if (!parsed)
+    return ("'" + chip +
+            "' is not an NVIDIA GPU architecture (sm_<major><minor>, "
+            "optionally with a or f: sm_80, sm_90a, ...)")
+        .str();
+  if (parsed->getNumber() < kOldestGpuChip)
+    return (chip + " is older than sm_" + llvm::Twine(kOldestGpuChip) +
+            ", the oldest chip the CUDA 13 toolkit (and attnfuse) targets")
+        .str();
+  return "";
+}
+
+bool attnfuse::gpu_kernels::isMmaSyncChip(StringRef chip) {
+  std::optional<GpuChip> parsed = parseGpuChip(chip);
+  return parsed && parsed->getNumber() >= 80;
+}
+
 const KernelFamily *attnfuse::gpu_kernels::lookupKernelFamily(StringRef name,
                                                               StringRef chip) {
   if (name == "auto")
-    return isWgmmaChip(chip) ? &getWgmmaFamily() : &getMmaSyncFamily();
+    return isWgmmaChip(chip) ? &getWgmmaFamily()
+           : isMmaSyncChip(chip) ? &getMmaSyncFamily()
+                             : &getSimtFamily();
   for (const KernelFamily *family :
        {&getWgmmaFamily(), &getMmaSyncFamily(), &getSimtFamily()})
     if (family->getName() == name)
@@ -125,6 +164,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
     AttentionOp op, Operation *gpuModuleOp, StringRef kernelName,
     const AttentionKernelOptions &options) {
   auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
+  if (std::string why = getUnsupportedChipReason(options.chip); !why.empty())
+    return op.emitOpError() << "convert-attn-to-gpu: chip " << why;
   const KernelFamily *family = lookupKernelFamily(options.mma, options.chip);
   if (!family)
     return op.emitOpError() << "convert-attn-to-gpu: unknown mma family '"

@@ -70,12 +70,15 @@ public:
 };
 
 /// The family an `mma` option value names (null for an unknown name; auto:
-/// wgmma for sm_90a, mma_sync otherwise), and the names, for diagnostics.
+/// wgmma for sm_90a, mma_sync for other chips from sm_80, simt below), and the names, for diagnostics.
 const KernelFamily *lookupKernelFamily(StringRef name, StringRef chip);
 std::string getKernelFamilyNames();
 /// The chips of the wgmma family (sm_90a: wgmma and setmaxnreg exist only
 /// on the arch-specific target).
 bool isWgmmaChip(StringRef chip);
+/// The chips of the mma_sync family: sm_80 and newer (cp.async, mma.sync
+/// with bf16).
+bool isMmaSyncChip(StringRef chip);
 
 const KernelFamily &getSimtFamily();
 const KernelFamily &getMmaSyncFamily();

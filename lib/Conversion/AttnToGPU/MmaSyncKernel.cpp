@@ -588,6 +588,9 @@ public:
   const KernelFamily *getFallback() const override { return &getSimtFamily(); }
   std::string getUnsupportedReason(AttentionOp op,
                                    StringRef chip) const override {
+    if (!isMmaSyncChip(chip))
+      return ("mma_sync needs sm_80 or newer (cp.async, bf16 mma.sync), the "
+              "target is " + chip).str();
     return getTensorCoreUnsupportedReason(op);
   }
   LogicalResult

@@ -352,6 +352,13 @@ public:
 /// for d <= 64 and 64 above (at most 255 registers per thread, no spills),
 /// 64 keys per block for d <= 64 and 32 above (so that the f32 K and V
 /// blocks stay within 32 KB of static shared memory), chunks of 16 keys.
+/// The static shared memory of a CTA.
+constexpr int64_t kStaticShared = 48 * 1024;
+/// Bytes of the f32 K and V blocks of `blockK` keys in shared memory.
+static int64_t kvBlockBytes(const KernelPlan &plan, int64_t blockK) {
+  return 4 * blockK * (plan.D + plan.Dv);
+}
+
 LogicalResult
 SimtFamily::resolveOptions(KernelPlan &plan,
                            const AttentionKernelOptions &requested) const {
@@ -360,30 +367,51 @@ SimtFamily::resolveOptions(KernelPlan &plan,
   cfg = requested;
   cfg.mma = getName();
   int64_t d = std::max(plan.D, plan.Dv);
-  if (cfg.threadsPerRow <= 0)
+  // Each thread of a row takes groups of 4 elements of both head dims.
+  auto splits = [&](int64_t t) {
+    return plan.D % (4 * t) == 0 && plan.Dv % (4 * t) == 0;
+  };
+  if (plan.D % 4 != 0 || plan.Dv % 4 != 0)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the simt family needs head dimensions "
+              "that are multiples of 4 (Dqk = "
+           << plan.D << ", Dv = " << plan.Dv << ")";
+  if (cfg.threadsPerRow <= 0) {
     cfg.threadsPerRow = std::clamp<int64_t>(d / 32, 1, 8);
+    while (!splits(cfg.threadsPerRow))
+      cfg.threadsPerRow /= 2;
+  }
   if (cfg.blockQ <= 0)
     cfg.blockQ = d <= 64 ? 128 : 64;
-  if (cfg.blockK <= 0)
+  if (cfg.blockK <= 0) {
     cfg.blockK = d <= 64 ? 64 : 32;
+    // The K and V blocks in static shared memory (Dqk + Dv above 384: 16
+    // keys).
+    while (cfg.blockK > 8 && kvBlockBytes(plan, cfg.blockK) > kStaticShared)
+      cfg.blockK /= 2;
+  }
   if (cfg.chunk <= 0)
     cfg.chunk = std::min<int64_t>(16, cfg.blockK);
   int64_t T = cfg.threadsPerRow;
-  if (T > 32 || !llvm::isPowerOf2_64(T) || plan.D % (4 * T) != 0 ||
-      plan.Dv % (4 * T) != 0)
+  if (T > 32 || !llvm::isPowerOf2_64(T))
+    return op.emitOpError() << "convert-attn-to-gpu: threads-per-row (" << T
+                            << ") must be a power of two <= 32";
+  if (!splits(T))
     return op.emitOpError()
            << "convert-attn-to-gpu: threads-per-row (" << T
-           << ") must be a power of two <= 32 dividing the head dimensions "
-              "into groups of 4";
+           << ") must split both head dimensions into groups of 4 elements "
+              "per thread: Dqk = "
+           << plan.D << " and Dv = " << plan.Dv << " must be multiples of "
+           << 4 * T;
   if (cfg.blockK % cfg.chunk != 0 || (cfg.blockQ * T) % 32 != 0 ||
       cfg.blockQ * T > 1024)
     return op.emitOpError()
            << "convert-attn-to-gpu: block-k must be a multiple of chunk and "
               "block-q * threads-per-row a multiple of 32, at most 1024";
-  if (4 * cfg.blockK * (plan.D + plan.Dv) > 48 * 1024)
+  if (kvBlockBytes(plan, cfg.blockK) > kStaticShared)
     return op.emitOpError()
            << "convert-attn-to-gpu: the f32 K and V blocks ("
-           << 4 * cfg.blockK * (plan.D + plan.Dv)
+           << kvBlockBytes(plan, cfg.blockK)
            << " bytes) exceed 48 KB of static shared memory; lower block-k";
   plan.threads = cfg.blockQ * T;
   plan.foldedScale = !op.hasScoreMod() && !op.getBias();

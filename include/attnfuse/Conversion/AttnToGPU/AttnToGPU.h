@@ -7,6 +7,7 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -58,6 +59,27 @@ public:
 #include "attnfuse/Conversion/AttnToGPU/KernelOptions.def"
   }
 };
+
+/// An NVIDIA GPU architecture as ptxas names it: sm_<major><minor>, with
+/// the arch-specific suffix `a` (sm_90a: wgmma, setmaxnreg) or the family
+/// suffix `f`, or none.
+struct GpuChip {
+  unsigned major = 0, minor = 0;
+  char suffix = 0;
+  /// 10 * major + minor: 75, 80, 90, ...
+  unsigned getNumber() const { return 10 * major + minor; }
+};
+
+/// The oldest chip attnfuse compiles for: sm_75, the oldest target of the
+/// CUDA 13 toolkit's ptxas.
+inline constexpr unsigned kOldestGpuChip = 75;
+
+/// Parses `chip` ("sm_80", "sm_90a"); none when it is not such a name.
+std::optional<GpuChip> parseGpuChip(llvm::StringRef chip);
+
+/// Why attnfuse cannot compile for `chip` (not a chip name, or older than
+/// kOldestGpuChip); empty when it can.
+std::string getUnsupportedChipReason(llvm::StringRef chip);
 
 /// The opt-in dynamic shared memory per CTA of an NVIDIA chip ("sm_80",
 /// "sm_90a", ...): 163 KB on sm_80/87, 99 KB on sm_86/89, 227 KB on sm_90
