@@ -237,25 +237,26 @@ namespace {
 struct CheckChipPass
     : PassWrapper<CheckChipPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckChipPass)
-  explicit CheckChipPass(std::string chip) : chip(std::move(chip)) {}
+  CheckChipPass(std::string chip, std::string features)
+      : chip(std::move(chip)), features(std::move(features)) {}
   StringRef getArgument() const final { return "attn-check-gpu-chip"; }
   StringRef getDescription() const final {
     return "refuse a chip attnfuse cannot compile for";
   }
   void runOnOperation() override {
-    if (std::string why = attnfuse::getUnsupportedChipReason(chip);
+    if (std::string why = attnfuse::getUnsupportedChipReason(chip, features);
         !why.empty()) {
       getOperation().emitError("attn-lower-to-nvvm-pipeline: chip ") << why;
       signalPassFailure();
     }
   }
-  std::string chip;
+  std::string chip, features;
 };
 } // namespace
 
 void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
                                            const GPUPipelineOptions &options) {
-  pm.addPass(std::make_unique<CheckChipPass>(options.chip));
+  pm.addPass(std::make_unique<CheckChipPass>(options.chip, options.features));
   // TOSA graphs to linalg, then unfused chains become attn.attention, as in
   // the CPU pipeline (in both paths: the naive kernels compute the same
   // raised op).

@@ -96,6 +96,24 @@ bool attnfuse::gpu_kernels::isWgmmaChip(StringRef chip) {
   return chip == "sm_90a";
 }
 
+namespace {
+/// A chip LLVM 22's NVPTX backend targets from sm_75, and the oldest PTX ISA
+/// (times 10) it accepts for it (measured with llc: NVPTX aborts below).
+struct KnownChip {
+  const char *name;
+  unsigned minPtx;
+};
+constexpr KnownChip kKnownChips[] = {
+    {"sm_75", 63},   {"sm_80", 70},   {"sm_86", 71},   {"sm_87", 74},
+    {"sm_88", 90},   {"sm_89", 78},   {"sm_90", 78},   {"sm_90a", 80},
+    {"sm_100", 86},  {"sm_100a", 86}, {"sm_100f", 88}, {"sm_101", 86},
+    {"sm_101a", 86}, {"sm_101f", 88}, {"sm_103", 88},  {"sm_103a", 88},
+    {"sm_103f", 88}, {"sm_110", 90},  {"sm_110a", 90}, {"sm_110f", 90},
+    {"sm_120", 87},  {"sm_120a", 87}, {"sm_120f", 88}, {"sm_121", 88},
+    {"sm_121a", 88}, {"sm_121f", 88},
+};
+} // namespace
+
 std::optional<GpuChip> attnfuse::parseGpuChip(StringRef chip) {
   StringRef rest = chip;
   if (!rest.consume_front("sm_"))
@@ -114,7 +132,8 @@ std::optional<GpuChip> attnfuse::parseGpuChip(StringRef chip) {
   return parsed;
 }
 
-std::string attnfuse::getUnsupportedChipReason(StringRef chip) {
+std::string attnfuse::getUnsupportedChipReason(StringRef chip,
+                                               StringRef features) {
   std::optional<GpuChip> parsed = parseGpuChip(chip);
   if (!parsed)
     return ("'" + chip +
@@ -125,6 +144,32 @@ std::string attnfuse::getUnsupportedChipReason(StringRef chip) {
     return (chip + " is older than sm_" + llvm::Twine(kOldestGpuChip) +
             ", the oldest chip the CUDA 13 toolkit (and attnfuse) targets")
         .str();
+  const KnownChip *known = llvm::find_if(
+      kKnownChips, [&](const KnownChip &k) { return chip == k.name; });
+  if (known == std::end(kKnownChips)) {
+    std::string names;
+    for (const KnownChip &k : kKnownChips)
+      names += (names.empty() ? "" : ", ") + std::string(k.name);
+    return (chip + " is not a chip LLVM's NVPTX backend knows (" + names +
+            ")")
+        .str();
+  }
+  // The PTX ISA version that `features` asks for ("+ptx80": 80), if any.
+  SmallVector<StringRef> parts;
+  features.split(parts, ',');
+  for (StringRef part : parts) {
+    StringRef version = part.trim();
+    unsigned ptx;
+    if (!version.consume_front("+ptx") || version.getAsInteger(10, ptx))
+      continue;
+    if (ptx < known->minPtx)
+      return (chip + " needs PTX ISA " + llvm::Twine(known->minPtx / 10) +
+              "." + llvm::Twine(known->minPtx % 10) +
+              " or newer, the features ask for " + llvm::Twine(ptx / 10) +
+              "." + llvm::Twine(ptx % 10) + " ('" + features +
+              "'): set features=+ptx" + llvm::Twine(known->minPtx))
+          .str();
+  }
   return "";
 }
 

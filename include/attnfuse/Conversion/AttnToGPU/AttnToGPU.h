@@ -77,9 +77,12 @@ inline constexpr unsigned kOldestGpuChip = 75;
 /// Parses `chip` ("sm_80", "sm_90a"); none when it is not such a name.
 std::optional<GpuChip> parseGpuChip(llvm::StringRef chip);
 
-/// Why attnfuse cannot compile for `chip` (not a chip name, or older than
-/// kOldestGpuChip); empty when it can.
-std::string getUnsupportedChipReason(llvm::StringRef chip);
+/// Why attnfuse cannot compile for `chip` with the PTX features `features`
+/// (e.g. "+ptx80"): not a chip name, older than kOldestGpuChip, a chip the
+/// NVPTX backend does not know, or a PTX ISA version older than the chip
+/// needs (sm_100a: 8.6); empty when it can.
+std::string getUnsupportedChipReason(llvm::StringRef chip,
+                                     llvm::StringRef features = "");
 
 /// The opt-in dynamic shared memory per CTA of an NVIDIA chip ("sm_80",
 /// "sm_90a", ...): 163 KB on sm_80/87, 99 KB on sm_86/89, 227 KB on sm_90
