@@ -58,6 +58,11 @@ static void testRegistration(void) {
   // CHECK: handle namespace: attn
   printf("handle namespace: %.*s\n", (int)ns.length, ns.data);
   mlirContextDestroy(ctx);
+  // Null MLIR handles are ignored (they were dereferenced).
+  attnfuseRegisterAllDialects((MlirDialectRegistry){NULL});
+  attnfuseBuildLowerToCPUPipeline((MlirOpPassManager){NULL}, false, 64, 64);
+  // CHECK: null registry and pass manager: no crash
+  printf("null registry and pass manager: no crash\n");
 }
 
 // attnfuseCompile with the default pipeline: LLVM dialect out, no attn left.
