@@ -10,6 +10,30 @@
 |* Strings returned as MlirStringRef are owned by the object they come from   *|
 |* and are not null-terminated.                                               *|
 |*                                                                            *|
+|* Invalid handles. Every function accepts any handle: one that is null       *|
+|* (ptr == NULL), already destroyed, or not made by this API for its type is  *|
+|* *invalid* and never dereferenced (the library keeps the set of its live    *|
+|* objects). With an invalid handle:                                          *|
+|*   - `...Destroy` and the option setters do nothing;                        *|
+|*   - attnfuseCompile with invalid options: a null options handle means the  *|
+|*     defaults; any other invalid one gives a failed compilation with an     *|
+|*     error diagnostic;                                                      *|
+|*   - the compilation getters return what an empty failed compilation        *|
+|*     holds: false, 0, empty strings, and the documented invalid values of   *|
+|*     an index out of range;                                                 *|
+|*   - attnfuseCompilationRun returns a failed run whose error says that the  *|
+|*     compilation handle is invalid;                                         *|
+|*   - attnfuseRunSucceeded is false, attnfuseRunGetError a message saying    *|
+|*     that the run handle is invalid, attnfuseRunGetNumResults 0 and         *|
+|*     attnfuseRunGetResult the invalid tensor.                               *|
+|* (A destroyed object's address may be reused by a new object of the same    *|
+|* type; a stale handle then names the new object.)                           *|
+|*                                                                            *|
+|* Invalid values passed to setters (a target outside AttnfuseTarget, a       *|
+|* string with NULL data and a nonzero length) are kept as errors of the      *|
+|* options: attnfuseCompile reports each as an error diagnostic of a failed   *|
+|* compilation. An MlirStringRef {NULL, 0} is the empty string for setters.   *|
+|*                                                                            *|
 |* With the CUDA target, the compilation holds the kernels of the module:     *|
 |* each one's binary (cubin) and launch metadata (grid, block, dynamic shared *|
 |* memory, argument types).                                                   *|
@@ -109,6 +133,8 @@ attnfuseCompileOptionsSetBlockSizes(AttnfuseCompileOptions options,
 /// attnfuseCompilationRun can call it. `entry` must take ranked tensors or
 /// scalars of AttnfuseElementType types and return ranked tensors; it is
 /// marked `llvm.emit_c_interface` before the pipeline runs. Empty: no JIT.
+/// Not with the CUDA target; nor can a module that still holds GPU code
+/// after a custom pipeline be JIT-compiled (both are errors).
 MLIR_CAPI_EXPORTED void
 attnfuseCompileOptionsSetEntry(AttnfuseCompileOptions options,
                                MlirStringRef entry);
@@ -118,13 +144,6 @@ MLIR_CAPI_EXPORTED void
 attnfuseCompileOptionsSetSourceName(AttnfuseCompileOptions options,
                                     MlirStringRef name);
 
-//===----------------------------------------------------------------------===//
-// Compilation
-//===----------------------------------------------------------------------===//
-
-/// Parses `source` (an MLIR module in textual form) and runs the
-/// pipeline of `options` (null: the defaults) on it. Never fails to return an
-/// object: check attnfuseCompilationSucceeded and read the diagnostics.
 /// Where the compiled code runs.
 typedef enum {
   AttnfuseTargetCPU = 0,  ///< attn-lower-to-cpu-pipeline (the default).
@@ -132,12 +151,27 @@ typedef enum {
 } AttnfuseTarget;
 
 /// Selects the target; `chip` names the GPU architecture for CUDA (e.g.
-/// "sm_90a", "sm_80"; empty: sm_90a). The CUDA target needs ptxas (the CUDA
-/// toolkit) where compilation runs, not a GPU.
+/// "sm_90a", "sm_80"; empty: sm_90a) and must be empty for the CPU. The CUDA
+/// target needs ptxas (the CUDA toolkit) where compilation runs, not a GPU;
+/// it JIT-compiles nothing, so it takes no entry function (the kernels are
+/// launched by the caller, see attnfuseCompilationGetKernel). A chip the
+/// pipeline cannot compile for is an error diagnostic of the compilation.
+/// Each of these is an error of the compilation: a `target` that is not an
+/// AttnfuseTarget, a chip with the CPU target, an entry with the CUDA target.
 MLIR_CAPI_EXPORTED void
 attnfuseCompileOptionsSetTarget(AttnfuseCompileOptions options,
                                 AttnfuseTarget target, MlirStringRef chip);
 
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+/// Parses `source` (an MLIR module in textual form) and runs the
+/// pipeline of `options` (null: the defaults) on it. Never fails to return an
+/// object: check attnfuseCompilationSucceeded and read the diagnostics. A
+/// source with NULL data (even {NULL, 0}), invalid options (see the top of
+/// this file) and the errors the options hold give a failed compilation with
+/// an error diagnostic each, before anything is parsed.
 MLIR_CAPI_EXPORTED AttnfuseCompilation
 attnfuseCompile(MlirStringRef source, AttnfuseCompileOptions options);
 
@@ -185,13 +219,9 @@ attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
                                  intptr_t pos);
 
 //===----------------------------------------------------------------------===//
-// Execution on the host CPU
+// Kernels of the CUDA target
 //===----------------------------------------------------------------------===//
 
-/// Calls the JIT-compiled entry function on `args` (copied first: the
-/// compiled code may write its arguments) and collects its results. Checks
-/// the number, element types and shapes of `args` against the signature;
-/// a mismatch gives a failed run with an error message, not a call.
 /// A GPU kernel of a CUDA compilation and how the host code launches it.
 /// Grid and block sizes are -1 where they are not compile-time constants.
 /// For `pos` outside [0, attnfuseCompilationGetNumKernels) every field is
@@ -225,13 +255,23 @@ MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelArgumentType(
 MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelTensorMaps(
     AttnfuseCompilation compilation, intptr_t kernel);
 
+//===----------------------------------------------------------------------===//
+// Execution on the host CPU
+//===----------------------------------------------------------------------===//
+
+/// Calls the JIT-compiled entry function on `args` (copied first: the
+/// compiled code may write its arguments) and collects its results. Checks
+/// the number, element types and shapes of `args` against the signature;
+/// a mismatch gives a failed run with an error message, not a call. Never
+/// fails to return an object: check attnfuseRunSucceeded.
 MLIR_CAPI_EXPORTED AttnfuseRun attnfuseCompilationRun(
     AttnfuseCompilation compilation, intptr_t numArgs,
     const AttnfuseTensor *args);
 
 MLIR_CAPI_EXPORTED void attnfuseRunDestroy(AttnfuseRun run);
 MLIR_CAPI_EXPORTED bool attnfuseRunSucceeded(AttnfuseRun run);
-/// Why the run failed (empty if it succeeded).
+/// Why the run failed (empty if it succeeded; for an invalid run handle, a
+/// message saying so).
 MLIR_CAPI_EXPORTED MlirStringRef attnfuseRunGetError(AttnfuseRun run);
 MLIR_CAPI_EXPORTED intptr_t attnfuseRunGetNumResults(AttnfuseRun run);
 /// Result `pos`, dense row-major; its shape and data are owned by `run`. For

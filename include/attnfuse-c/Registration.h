@@ -19,7 +19,8 @@ extern "C" {
 /// The handle of the attn dialect: `mlirGetDialectHandle__attn__()`.
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Attn, attn);
 
-/// Inserts every attnfuse dialect (today: attn) into `registry`.
+/// Inserts every attnfuse dialect (today: attn) into `registry`; nothing
+/// for a null registry.
 MLIR_CAPI_EXPORTED void
 attnfuseRegisterAllDialects(MlirDialectRegistry registry);
 
@@ -31,6 +32,7 @@ MLIR_CAPI_EXPORTED void attnfuseRegisterAllPasses(void);
 /// Adds `attn-lower-to-cpu-pipeline` to `passManager` (the C counterpart of
 /// attnfuse::buildAttnLowerToCPUPipeline). `naive` selects the reference
 /// lowering; `blockQ`/`blockK` are the tile sizes of the fused lowering.
+/// Nothing for a null pass manager.
 MLIR_CAPI_EXPORTED void
 attnfuseBuildLowerToCPUPipeline(MlirOpPassManager passManager, bool naive,
                                 int64_t blockQ, int64_t blockK);

@@ -19,6 +19,7 @@
 #include "attnfuse/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -31,15 +32,18 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 using namespace mlir;
@@ -55,6 +59,10 @@ struct Options {
   int64_t blockK = 64;
   std::string entry;
   std::string sourceName = "<source>";
+  /// Values a setter refused, by option ("target", "pipeline", ...): each is
+  /// an error of the compilations made with these options. Setting the
+  /// option again to a valid value drops its entry.
+  std::map<std::string, std::string> invalid;
 };
 
 struct StoredDiagnostic {
@@ -98,14 +106,93 @@ struct Run {
   std::vector<Tensor> results;
 };
 
+/// The objects of type T that the API created and has not destroyed. Every
+/// entry point looks its handle up here before it touches the object, so a
+/// null handle, a destroyed one or one of another type gets the documented
+/// empty value (Compiler.h), never a dereference of whatever it points to.
+template <typename T>
+class LiveObjects {
+public:
+  /// Takes ownership of `object`; returns it.
+  T *add(T *object) {
+    std::lock_guard<std::mutex> lock(mutex);
+    objects.insert(object);
+    return object;
+  }
+  /// The object `ptr` names, or null if it names none.
+  T *lookup(const void *ptr) {
+    if (!ptr)
+      return nullptr;
+    std::lock_guard<std::mutex> lock(mutex);
+    return objects.count(ptr) ? static_cast<T *>(const_cast<void *>(ptr))
+                              : nullptr;
+  }
+  /// Destroys the object `ptr` names, if any.
+  void destroy(const void *ptr) {
+    if (!ptr)
+      return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!objects.erase(ptr))
+        return;
+    }
+    delete static_cast<T *>(const_cast<void *>(ptr));
+  }
+
+private:
+  std::mutex mutex;
+  std::unordered_set<const void *> objects;
+};
+
+/// The live objects of type T. Never destroyed: a handle may be released
+/// while the process exits (Python's finalization, an atexit handler), after
+/// static destructors ran.
+template <typename T>
+LiveObjects<T> &live() {
+  static auto *objects = new LiveObjects<T>();
+  return *objects;
+}
+
 Options *unwrap(AttnfuseCompileOptions o) {
-  return static_cast<Options *>(o.ptr);
+  return live<Options>().lookup(o.ptr);
 }
 Compilation *unwrap(AttnfuseCompilation c) {
-  return static_cast<Compilation *>(c.ptr);
+  return live<Compilation>().lookup(c.ptr);
 }
-Run *unwrap(AttnfuseRun r) { return static_cast<Run *>(r.ptr); }
-std::string toString(MlirStringRef s) { return std::string(s.data, s.length); }
+Run *unwrap(AttnfuseRun r) { return live<Run>().lookup(r.ptr); }
+
+/// What the getters read for an invalid compilation handle: a compilation
+/// that failed with no diagnostic, no IR, no kernels and no function.
+const Compilation &getOrEmpty(AttnfuseCompilation c) {
+  static const auto *empty = new Compilation();
+  const Compilation *compilation = unwrap(c);
+  return compilation ? *compilation : *empty;
+}
+
+/// A C string as a std::string; null data is the empty string (the caller
+/// checks `isValid` first where null data with a length is an error).
+std::string toString(MlirStringRef s) {
+  return s.data ? std::string(s.data, s.length) : std::string();
+}
+/// False for a string with null data and a nonzero length.
+bool isValid(MlirStringRef s) { return s.data || s.length == 0; }
+
+/// Sets the string option `name` of `options` to `value`, or records why it
+/// cannot (attnfuseCompile reports it).
+void setString(AttnfuseCompileOptions options, const char *name,
+               std::string Options::*field, MlirStringRef value) {
+  Options *o = unwrap(options);
+  if (!o)
+    return;
+  if (!isValid(value)) {
+    o->invalid[name] = std::string("invalid ") + name +
+                       ": a string with null data and length " +
+                       std::to_string(value.length);
+    return;
+  }
+  o->invalid.erase(name);
+  o->*field = toString(value);
+}
 MlirStringRef toRef(const std::string &s) {
   return mlirStringRefCreate(s.data(), s.size());
 }
@@ -352,6 +439,22 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     c.tensorMapsJSON.push_back(attnfuse::tensorMapsToJSON(kernel.tensorMaps));
 
   if (!options.entry.empty()) {
+    // Host code that launches kernels needs a GPU runtime the JIT does not
+    // have (and translating gpu.binary for it crashed in embedBinary).
+    Operation *gpuOp = nullptr;
+    module->walk([&](Operation *op) {
+      if (isa_and_nonnull<gpu::GPUDialect>(op->getDialect())) {
+        gpuOp = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (gpuOp) {
+      gpuOp->emitError() << "cannot JIT-compile '" << options.entry
+                         << "' for the host CPU: the module holds GPU code ('"
+                         << gpuOp->getName() << "')";
+      return;
+    }
     llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
         attnfuse::createHostExecutionEngine(*module);
     if (!engine) {
@@ -409,8 +512,17 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
                 ", got " + got;
       return;
     }
-    int64_t bytes =
-        getNumElements(llvm::ArrayRef<int64_t>(arg.shape, arg.rank)) * byteSize;
+    // No buffer holds more bytes than an int64_t counts (a dynamic size
+    // can be anything).
+    int64_t bytes = byteSize;
+    bool overflow = false;
+    for (intptr_t d = 0; d < arg.rank && !overflow; ++d)
+      overflow = llvm::MulOverflow(bytes, arg.shape[d], bytes);
+    if (overflow) {
+      r.error = "argument " + std::to_string(i) + " of '" + c.entry +
+                "' has more bytes than a 64-bit integer counts";
+      return;
+    }
     if (bytes > 0 && !arg.data) {
       r.error = "argument " + std::to_string(i) + " has no data";
       return;
@@ -507,52 +619,95 @@ intptr_t attnfuseElementTypeGetByteSize(AttnfuseElementType type) {
 }
 
 AttnfuseCompileOptions attnfuseCompileOptionsCreate(void) {
-  return {new Options()};
+  return {live<Options>().add(new Options())};
 }
 void attnfuseCompileOptionsDestroy(AttnfuseCompileOptions options) {
-  delete unwrap(options);
+  live<Options>().destroy(options.ptr);
 }
 void attnfuseCompileOptionsSetPipeline(AttnfuseCompileOptions options,
                                        MlirStringRef pipeline) {
-  unwrap(options)->pipeline = toString(pipeline);
+  setString(options, "pipeline", &Options::pipeline, pipeline);
 }
 void attnfuseCompileOptionsSetNaive(AttnfuseCompileOptions options,
                                     bool naive) {
-  unwrap(options)->naive = naive;
+  if (Options *o = unwrap(options))
+    o->naive = naive;
 }
 void attnfuseCompileOptionsSetBlockSizes(AttnfuseCompileOptions options,
                                          int64_t blockQ, int64_t blockK) {
-  unwrap(options)->blockQ = blockQ;
-  unwrap(options)->blockK = blockK;
+  if (Options *o = unwrap(options)) {
+    o->blockQ = blockQ;
+    o->blockK = blockK;
+  }
 }
 void attnfuseCompileOptionsSetTarget(AttnfuseCompileOptions options,
                                      AttnfuseTarget target,
                                      MlirStringRef chip) {
-  unwrap(options)->target = target;
-  unwrap(options)->chip = toString(chip);
+  Options *o = unwrap(options);
+  if (!o)
+    return;
+  // `target` may hold any int the caller cast to the enum.
+  int value = static_cast<int>(target);
+  if (value == AttnfuseTargetCPU || value == AttnfuseTargetCUDA) {
+    o->invalid.erase("target");
+    o->target = target;
+  } else {
+    o->invalid["target"] = "invalid target " + std::to_string(value) +
+                           " (AttnfuseTargetCPU = 0, AttnfuseTargetCUDA = 1)";
+  }
+  setString(options, "chip", &Options::chip, chip);
 }
 void attnfuseCompileOptionsSetEntry(AttnfuseCompileOptions options,
                                     MlirStringRef entry) {
-  unwrap(options)->entry = toString(entry);
+  setString(options, "entry", &Options::entry, entry);
 }
 void attnfuseCompileOptionsSetSourceName(AttnfuseCompileOptions options,
                                          MlirStringRef name) {
-  unwrap(options)->sourceName = toString(name);
+  setString(options, "source name", &Options::sourceName, name);
+}
+
+/// Why `options` (null: invalid handle) cannot compile `source`: one error
+/// message each, empty if none.
+static std::vector<std::string> checkInputs(MlirStringRef source,
+                                            const Options *options) {
+  std::vector<std::string> errors;
+  if (!source.data)
+    errors.push_back("the source is a null string (data NULL, length " +
+                     std::to_string(source.length) + ")");
+  if (!options) {
+    errors.push_back("invalid options handle (destroyed, or not made by "
+                     "attnfuseCompileOptionsCreate)");
+    return errors;
+  }
+  for (const auto &[name, message] : options->invalid)
+    errors.push_back(message);
+  if (options->blockQ <= 0 || options->blockK <= 0)
+    errors.push_back("block sizes must be positive, got block-q=" +
+                     std::to_string(options->blockQ) +
+                     " block-k=" + std::to_string(options->blockK));
+  if (options->target == AttnfuseTargetCUDA && !options->entry.empty())
+    errors.push_back(
+        "the CUDA target cannot JIT-compile the entry function '" +
+        options->entry +
+        "' (the JIT runs host CPU code): set no entry with the CUDA target "
+        "and launch its kernels (attnfuseCompilationGetKernel)");
+  if (options->target == AttnfuseTargetCPU && !options->chip.empty())
+    errors.push_back("chip '" + options->chip +
+                     "' given for the CPU target (a chip selects the GPU "
+                     "architecture of the CUDA target)");
+  return errors;
 }
 
 AttnfuseCompilation attnfuseCompile(MlirStringRef source,
                                     AttnfuseCompileOptions options) {
-  auto *c = new Compilation();
+  auto *c = live<Compilation>().add(new Compilation());
   Options defaults;
-  const Options &opts = options.ptr ? *unwrap(options) : defaults;
-  if (opts.blockQ <= 0 || opts.blockK <= 0)
-    c->diagnostics.push_back(
-        {AttnfuseDiagnosticError, "",
-         "block sizes must be positive, got block-q=" +
-             std::to_string(opts.blockQ) +
-             " block-k=" + std::to_string(opts.blockK)});
-  else
-    compile(*c, llvm::StringRef(source.data, source.length), opts);
+  const Options *opts = options.ptr ? unwrap(options) : &defaults;
+  std::vector<std::string> errors = checkInputs(source, opts);
+  for (std::string &message : errors)
+    c->diagnostics.push_back({AttnfuseDiagnosticError, "", std::move(message)});
+  if (errors.empty())
+    compile(*c, llvm::StringRef(source.data, source.length), *opts);
   return {c};
 }
 
@@ -566,20 +721,20 @@ static constexpr AttnfuseTensor kInvalidTensor = {AttnfuseElementTypeF32, -1,
                                                   nullptr, nullptr};
 
 void attnfuseCompilationDestroy(AttnfuseCompilation compilation) {
-  delete unwrap(compilation);
+  live<Compilation>().destroy(compilation.ptr);
 }
 bool attnfuseCompilationSucceeded(AttnfuseCompilation compilation) {
-  return unwrap(compilation)->succeeded;
+  return getOrEmpty(compilation).succeeded;
 }
 MlirStringRef attnfuseCompilationGetIR(AttnfuseCompilation compilation) {
-  return toRef(unwrap(compilation)->ir);
+  return toRef(getOrEmpty(compilation).ir);
 }
 intptr_t attnfuseCompilationGetNumKernels(AttnfuseCompilation compilation) {
-  return unwrap(compilation)->kernels.size();
+  return getOrEmpty(compilation).kernels.size();
 }
 AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
                                             intptr_t pos) {
-  const auto &kernels = unwrap(compilation)->kernels;
+  const auto &kernels = getOrEmpty(compilation).kernels;
   AttnfuseKernel result = {};
   if (!inRange(pos, kernels.size())) {
     result.numArguments = -1;
@@ -602,7 +757,7 @@ AttnfuseKernel attnfuseCompilationGetKernel(AttnfuseCompilation compilation,
 MlirStringRef
 attnfuseCompilationGetKernelTensorMaps(AttnfuseCompilation compilation,
                                        intptr_t kernel) {
-  const auto &maps = unwrap(compilation)->tensorMapsJSON;
+  const auto &maps = getOrEmpty(compilation).tensorMapsJSON;
   if (!inRange(kernel, maps.size()))
     return {nullptr, 0};
   return toRef(maps[kernel]);
@@ -610,7 +765,7 @@ attnfuseCompilationGetKernelTensorMaps(AttnfuseCompilation compilation,
 MlirStringRef
 attnfuseCompilationGetKernelArgumentType(AttnfuseCompilation compilation,
                                          intptr_t kernel, intptr_t argument) {
-  const auto &kernels = unwrap(compilation)->kernels;
+  const auto &kernels = getOrEmpty(compilation).kernels;
   if (!inRange(kernel, kernels.size()) ||
       !inRange(argument, kernels[kernel].argumentTypes.size()))
     return {nullptr, 0};
@@ -618,74 +773,85 @@ attnfuseCompilationGetKernelArgumentType(AttnfuseCompilation compilation,
 }
 intptr_t
 attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation) {
-  return unwrap(compilation)->diagnostics.size();
+  return getOrEmpty(compilation).diagnostics.size();
 }
 AttnfuseDiagnostic
 attnfuseCompilationGetDiagnostic(AttnfuseCompilation compilation,
                                  intptr_t pos) {
-  const auto &diagnostics = unwrap(compilation)->diagnostics;
+  const auto &diagnostics = getOrEmpty(compilation).diagnostics;
   if (!inRange(pos, diagnostics.size()))
     return {AttnfuseDiagnosticError, {nullptr, 0}, {nullptr, 0}};
   const StoredDiagnostic &d = diagnostics[pos];
   return {d.severity, toRef(d.location), toRef(d.message)};
 }
 bool attnfuseCompilationIsExecutable(AttnfuseCompilation compilation) {
-  return unwrap(compilation)->engine != nullptr;
+  return getOrEmpty(compilation).engine != nullptr;
 }
 intptr_t attnfuseCompilationGetNumInputs(AttnfuseCompilation compilation) {
-  Compilation *c = unwrap(compilation);
-  return c->engine ? c->inputs.size() : 0;
+  const Compilation &c = getOrEmpty(compilation);
+  return c.engine ? c.inputs.size() : 0;
 }
 AttnfuseTensor attnfuseCompilationGetInputType(AttnfuseCompilation compilation,
                                                intptr_t pos) {
-  Compilation *c = unwrap(compilation);
-  if (!c->engine || !inRange(pos, c->inputs.size()))
+  const Compilation &c = getOrEmpty(compilation);
+  if (!c.engine || !inRange(pos, c.inputs.size()))
     return kInvalidTensor;
-  return toC(c->inputs[pos]);
+  return toC(c.inputs[pos]);
 }
 bool attnfuseCompilationIsScalarInput(AttnfuseCompilation compilation,
                                       intptr_t pos) {
-  Compilation *c = unwrap(compilation);
-  return c->engine && inRange(pos, c->inputs.size()) && c->inputs[pos].scalar;
+  const Compilation &c = getOrEmpty(compilation);
+  return c.engine && inRange(pos, c.inputs.size()) && c.inputs[pos].scalar;
 }
 intptr_t attnfuseCompilationGetNumResults(AttnfuseCompilation compilation) {
-  Compilation *c = unwrap(compilation);
-  return c->engine ? c->results.size() : 0;
+  const Compilation &c = getOrEmpty(compilation);
+  return c.engine ? c.results.size() : 0;
 }
 AttnfuseTensor
 attnfuseCompilationGetResultType(AttnfuseCompilation compilation,
                                  intptr_t pos) {
-  Compilation *c = unwrap(compilation);
-  if (!c->engine || !inRange(pos, c->results.size()))
+  const Compilation &c = getOrEmpty(compilation);
+  if (!c.engine || !inRange(pos, c.results.size()))
     return kInvalidTensor;
-  return toC(c->results[pos]);
+  return toC(c.results[pos]);
 }
 
 AttnfuseRun attnfuseCompilationRun(AttnfuseCompilation compilation,
                                    intptr_t numArgs,
                                    const AttnfuseTensor *args) {
-  auto *r = new Run();
-  if (numArgs < 0 || (numArgs > 0 && !args))
+  auto *r = live<Run>().add(new Run());
+  const Compilation *c = unwrap(compilation);
+  if (!c)
+    r->error = "invalid compilation handle (null, destroyed, or not made by "
+               "attnfuseCompile)";
+  else if (numArgs < 0 || (numArgs > 0 && !args))
     r->error = "invalid argument array";
   else
-    run(*unwrap(compilation), llvm::ArrayRef<AttnfuseTensor>(args, numArgs),
-        *r);
+    run(*c, llvm::ArrayRef<AttnfuseTensor>(args, numArgs), *r);
   return {r};
 }
 
-void attnfuseRunDestroy(AttnfuseRun run) { delete unwrap(run); }
-bool attnfuseRunSucceeded(AttnfuseRun run) { return unwrap(run)->error.empty(); }
+void attnfuseRunDestroy(AttnfuseRun run) { live<Run>().destroy(run.ptr); }
+bool attnfuseRunSucceeded(AttnfuseRun run) {
+  const Run *r = unwrap(run);
+  return r && r->error.empty();
+}
 MlirStringRef attnfuseRunGetError(AttnfuseRun run) {
-  return toRef(unwrap(run)->error);
+  static const std::string invalid =
+      "invalid run handle (null, destroyed, or not made by "
+      "attnfuseCompilationRun)";
+  const Run *r = unwrap(run);
+  return toRef(r ? r->error : invalid);
 }
 intptr_t attnfuseRunGetNumResults(AttnfuseRun run) {
-  return unwrap(run)->results.size();
+  const Run *r = unwrap(run);
+  return r ? r->results.size() : 0;
 }
 AttnfuseTensor attnfuseRunGetResult(AttnfuseRun run, intptr_t pos) {
-  auto &results = unwrap(run)->results;
-  if (!inRange(pos, results.size()))
+  Run *r = unwrap(run);
+  if (!r || !inRange(pos, r->results.size()))
     return kInvalidTensor;
-  Tensor &t = results[pos];
+  Tensor &t = r->results[pos];
   return {t.elementType, static_cast<intptr_t>(t.shape.size()), t.shape.data(),
           t.storage.data()};
 }

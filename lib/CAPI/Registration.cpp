@@ -15,6 +15,8 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Attn, attn,
                                       attnfuse::attn::AttnDialect)
 
 void attnfuseRegisterAllDialects(MlirDialectRegistry registry) {
+  if (mlirDialectRegistryIsNull(registry))
+    return;
   attnfuse::registerAllDialects(*unwrap(registry));
 }
 
@@ -25,6 +27,8 @@ void attnfuseRegisterAllPasses(void) {
 
 void attnfuseBuildLowerToCPUPipeline(MlirOpPassManager passManager, bool naive,
                                      int64_t blockQ, int64_t blockK) {
+  if (!passManager.ptr)
+    return;
   attnfuse::CPUPipelineOptions options;
   options.naive = naive;
   options.blockQ = blockQ;

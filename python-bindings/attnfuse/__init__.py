@@ -291,25 +291,50 @@ def _int64(name: str, value) -> int:
     return value
 
 
+def _check_str(name: str, value, optional: bool = False) -> None:
+    """TypeError unless `value` is a str (or None if `optional`): the C API
+    takes UTF-8 text, and anything else failed inside ctypes, or with an
+    AttributeError ('int' object has no attribute 'encode')."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    raise TypeError("%s must be a str%s, got %s" %
+                    (name, " or None" if optional else "",
+                     type(value).__name__))
+
+
+def _check_bool(name: str, value) -> None:
+    """TypeError unless `value` is a bool (numpy's included): bool() would
+    take any object, "no" and [0] included."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s must be a bool, got %s" %
+                        (name, type(value).__name__))
+
+
 def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
                     block_q: int, block_k: int, entry: Optional[str],
                     source_name: str, target: str = "cpu", chip: str = ""):
     if not isinstance(source, str):
         raise TypeError("source must be MLIR text (str), got %s" %
                         type(source).__name__)
+    _check_str("pipeline", pipeline, optional=True)
+    _check_bool("naive", naive)
+    block_q, block_k = _int64("block_q", block_q), _int64("block_k", block_k)
+    _check_str("entry", entry, optional=True)
+    _check_str("source_name", source_name)
+    _check_str("target", target)
+    _check_str("chip", chip)
+    if target not in _TARGETS:
+        raise ValueError("target must be one of %s, got %r" %
+                         (sorted(_TARGETS), target))
     options = _optionsCreate()
     try:
         if pipeline:
             _optionsSetPipeline(options, _S.make(pipeline))
         _optionsSetNaive(options, bool(naive))
-        _optionsSetBlockSizes(options, _int64("block_q", block_q),
-                              _int64("block_k", block_k))
+        _optionsSetBlockSizes(options, block_q, block_k)
         if entry:
             _optionsSetEntry(options, _S.make(entry))
         _optionsSetSourceName(options, _S.make(source_name))
-        if target not in _TARGETS:
-            raise ValueError("target must be one of %s, got %r" %
-                             (sorted(_TARGETS), target))
         _optionsSetTarget(options, _TARGETS[target], _S.make(chip))
         handle = _compile(_S.make(source), options)
     finally:
@@ -424,6 +449,9 @@ def jit(source: str, entry: str, *, pipeline: Optional[str] = None,
         source_name: str = "<source>") -> Executable:
     """Compiles `source` like compile() and JIT-compiles the function `entry`
     (ranked tensors and scalars in, ranked tensors out) for the host CPU."""
+    _check_str("entry", entry)
+    if not entry:
+        raise ValueError("entry must name a function of the module, got ''")
     handle, result = _compile_handle(source, pipeline, naive, block_q,
                                      block_k, entry, source_name)
     return Executable(handle, result, entry)

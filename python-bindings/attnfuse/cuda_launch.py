@@ -424,6 +424,12 @@ def launch(kernel, *args, stream=None):
     each from its source tensor (its "source" counts all the kernel's
     arguments) and passes a device copy in its place. Returns nothing;
     outputs are written into the tensors passed for them."""
+    missing = [a for a in ("name", "binary", "grid", "block",
+                           "dynamic_shared_memory_bytes", "argument_types")
+               if not hasattr(kernel, a)]
+    if missing:  # (this module is also imported without the package)
+        raise TypeError(f"kernel must be an attnfuse.Kernel, got "
+                        f"{type(kernel).__name__} (no {', '.join(missing)})")
     import torch
     maps = {m["argument"]: m for m in getattr(kernel, "tensor_maps", [])}
     passed = [i for i in range(len(kernel.argument_types)) if i not in maps]

@@ -58,6 +58,11 @@ static void testRegistration(void) {
   // CHECK: handle namespace: attn
   printf("handle namespace: %.*s\n", (int)ns.length, ns.data);
   mlirContextDestroy(ctx);
+  // Null MLIR handles are ignored (they were dereferenced).
+  attnfuseRegisterAllDialects((MlirDialectRegistry){NULL});
+  attnfuseBuildLowerToCPUPipeline((MlirOpPassManager){NULL}, false, 64, 64);
+  // CHECK: null registry and pass manager: no crash
+  printf("null registry and pass manager: no crash\n");
 }
 
 // attnfuseCompile with the default pipeline: LLVM dialect out, no attn left.
@@ -246,6 +251,293 @@ static void testRun(void) {
   attnfuseCompilationDestroy(c);
 }
 
+static void printSucceeded(const char *what, AttnfuseCompilation c) {
+  printf("%s: succeeded %d\n", what, attnfuseCompilationSucceeded(c));
+  printDiagnostics(c);
+}
+
+// Inputs that crashed the C API (issue 23) give failed compilations with an
+// error diagnostic each.
+static void testInvalidInputs(void) {
+  printf("testInvalidInputs\n");
+  // CHECK-LABEL: testInvalidInputs
+  // A NULL source, even of length 0, was handed to the parser (SIGSEGV).
+  AttnfuseCompilation c =
+      attnfuseCompile((MlirStringRef){NULL, 0}, (AttnfuseCompileOptions){NULL});
+  // CHECK: null source: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': the source is a null string (data NULL, length 0){{$}}
+  // CHECK-NOT: diagnostic
+  printSucceeded("null source", c);
+  attnfuseCompilationDestroy(c);
+  // An empty (non-NULL) source is an empty module.
+  c = attnfuseCompile(str(""), (AttnfuseCompileOptions){NULL});
+  // CHECK: empty source: succeeded 1
+  printSucceeded("empty source", c);
+  attnfuseCompilationDestroy(c);
+
+  // A target outside AttnfuseTarget was taken, and compiled for the CPU.
+  AttnfuseCompileOptions o = attnfuseCompileOptionsCreate();
+  attnfuseCompileOptionsSetTarget(o, (AttnfuseTarget)99, str(""));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: target 99: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': invalid target 99 (AttnfuseTargetCPU = 0, AttnfuseTargetCUDA = 1){{$}}
+  // CHECK-NOT: diagnostic
+  printSucceeded("target 99", c);
+  attnfuseCompilationDestroy(c);
+  attnfuseCompileOptionsSetTarget(o, (AttnfuseTarget)-1, str(""));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: target -1: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': invalid target -1 (AttnfuseTargetCPU = 0, AttnfuseTargetCUDA = 1){{$}}
+  printSucceeded("target -1", c);
+  attnfuseCompilationDestroy(c);
+  // A valid target again replaces the invalid one.
+  attnfuseCompileOptionsSetTarget(o, AttnfuseTargetCPU, str(""));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: target CPU again: succeeded 1
+  printSucceeded("target CPU again", c);
+  attnfuseCompilationDestroy(c);
+
+  // A chip means nothing to the CPU target.
+  attnfuseCompileOptionsSetTarget(o, AttnfuseTargetCPU, str("sm_80"));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: CPU with a chip: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': chip 'sm_80' given for the CPU target (a chip selects the GPU architecture of the CUDA target){{$}}
+  printSucceeded("CPU with a chip", c);
+  attnfuseCompilationDestroy(c);
+
+  // The CUDA target with an entry: its host code was JIT-compiled, and
+  // crashed in OffloadingLLVMTranslationAttrInterface::embedBinary. Refused
+  // before the pipeline (so no ptxas is needed here).
+  attnfuseCompileOptionsSetTarget(o, AttnfuseTargetCUDA, str("sm_90a"));
+  attnfuseCompileOptionsSetEntry(o, str("attention"));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: CUDA with an entry: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': the CUDA target cannot JIT-compile the entry function 'attention' (the JIT runs host CPU code): set no entry with the CUDA target and launch its kernels (attnfuseCompilationGetKernel){{$}}
+  // CHECK-NOT: diagnostic
+  printSucceeded("CUDA with an entry", c);
+  attnfuseCompilationDestroy(c);
+
+  // The same through a custom pipeline that leaves GPU code (kernels as PTX
+  // in a gpu.binary, no ptxas needed) in the module: a located error before
+  // the JIT.
+  attnfuseCompileOptionsSetTarget(o, AttnfuseTargetCPU, str(""));
+  attnfuseCompileOptionsSetPipeline(
+      o, str("attn-lower-to-nvvm-pipeline{format=isa}"));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: GPU code with an entry: succeeded 0
+  // CHECK: diagnostic 0 at '<source>:3:10': cannot JIT-compile 'attention' for the host CPU: the module holds GPU code ('gpu.launch_func'){{$}}
+  // CHECK-NOT: diagnostic 0
+  printSucceeded("GPU code with an entry", c);
+  attnfuseCompilationDestroy(c);
+
+  // Strings with NULL data and a length; {NULL, 0} is the empty string.
+  attnfuseCompileOptionsSetPipeline(o, (MlirStringRef){NULL, 5});
+  attnfuseCompileOptionsSetEntry(o, (MlirStringRef){NULL, 0});
+  attnfuseCompileOptionsSetSourceName(o, (MlirStringRef){NULL, 3});
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: NULL strings: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': invalid pipeline: a string with null data and length 5{{$}}
+  // CHECK-NEXT: diagnostic 0 at '': invalid source name: a string with null data and length 3{{$}}
+  // CHECK-NOT: diagnostic
+  printSucceeded("NULL strings", c);
+  attnfuseCompilationDestroy(c);
+  attnfuseCompileOptionsSetPipeline(o, (MlirStringRef){NULL, 0});
+  attnfuseCompileOptionsSetSourceName(o, str("fixed.mlir"));
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: strings set again: succeeded 1
+  printSucceeded("strings set again", c);
+  attnfuseCompilationDestroy(c);
+
+  // Destroyed options are an invalid handle: an error, not the defaults.
+  attnfuseCompileOptionsDestroy(o);
+  c = attnfuseCompile(str(kAttention), o);
+  // CHECK: destroyed options: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': invalid options handle (destroyed, or not made by attnfuseCompileOptionsCreate){{$}}
+  printSucceeded("destroyed options", c);
+  attnfuseCompilationDestroy(c);
+  // Setters and Destroy on it do nothing (Destroy twice was a double free).
+  attnfuseCompileOptionsSetNaive(o, true);
+  attnfuseCompileOptionsSetBlockSizes(o, 1, 1);
+  attnfuseCompileOptionsSetTarget(o, AttnfuseTargetCUDA, str("sm_80"));
+  attnfuseCompileOptionsSetEntry(o, str("f"));
+  attnfuseCompileOptionsDestroy(o);
+  attnfuseCompileOptionsDestroy((AttnfuseCompileOptions){NULL});
+  // CHECK: setters on destroyed options: no crash
+  printf("setters on destroyed options: no crash\n");
+}
+
+/// Prints what every getter returns for `c`, an invalid compilation handle.
+static void printInvalidCompilation(const char *what, AttnfuseCompilation c) {
+  AttnfuseDiagnostic d = attnfuseCompilationGetDiagnostic(c, 0);
+  AttnfuseTensor in = attnfuseCompilationGetInputType(c, 0);
+  AttnfuseTensor out = attnfuseCompilationGetResultType(c, 0);
+  AttnfuseKernel k = attnfuseCompilationGetKernel(c, 0);
+  printf("%s: succeeded %d, IR length %d, diagnostics %d (null %d), "
+         "executable %d, inputs %d (rank %d), scalar %d, results %d (rank "
+         "%d), kernels %d (args %d), arg type null %d, tensor maps null %d\n",
+         what, attnfuseCompilationSucceeded(c),
+         (int)attnfuseCompilationGetIR(c).length,
+         (int)attnfuseCompilationGetNumDiagnostics(c), d.message.data == NULL,
+         attnfuseCompilationIsExecutable(c),
+         (int)attnfuseCompilationGetNumInputs(c), (int)in.rank,
+         attnfuseCompilationIsScalarInput(c, 0),
+         (int)attnfuseCompilationGetNumResults(c), (int)out.rank,
+         (int)attnfuseCompilationGetNumKernels(c), (int)k.numArguments,
+         attnfuseCompilationGetKernelArgumentType(c, 0, 0).data == NULL,
+         attnfuseCompilationGetKernelTensorMaps(c, 0).data == NULL);
+  AttnfuseRun r = attnfuseCompilationRun(c, 0, NULL);
+  MlirStringRef e = attnfuseRunGetError(r);
+  printf("%s: run succeeded %d: %.*s\n", what, attnfuseRunSucceeded(r),
+         (int)e.length, e.data);
+  attnfuseRunDestroy(r);
+}
+
+/// Prints what every run getter returns for `r`, an invalid run handle.
+static void printInvalidRun(const char *what, AttnfuseRun r) {
+  MlirStringRef e = attnfuseRunGetError(r);
+  AttnfuseTensor t = attnfuseRunGetResult(r, 0);
+  printf("%s: succeeded %d, results %d, result rank %d null %d: %.*s\n", what,
+         attnfuseRunSucceeded(r), (int)attnfuseRunGetNumResults(r),
+         (int)t.rank, t.data == NULL, (int)e.length, e.data);
+}
+
+// Null, destroyed, foreign and wrong-type handles: every entry point gives
+// the values Compiler.h documents (null handles were dereferenced: SIGSEGV).
+static void testInvalidHandles(void) {
+  printf("testInvalidHandles\n");
+  // CHECK-LABEL: testInvalidHandles
+  // CHECK: null compilation: succeeded 0, IR length 0, diagnostics 0 (null 1), executable 0, inputs 0 (rank -1), scalar 0, results 0 (rank -1), kernels 0 (args -1), arg type null 1, tensor maps null 1
+  // CHECK-NEXT: null compilation: run succeeded 0: invalid compilation handle (null, destroyed, or not made by attnfuseCompile)
+  printInvalidCompilation("null compilation", (AttnfuseCompilation){NULL});
+  attnfuseCompilationDestroy((AttnfuseCompilation){NULL});
+
+  // A compilation with a JIT-compiled function, then destroyed.
+  AttnfuseCompileOptions o = attnfuseCompileOptionsCreate();
+  attnfuseCompileOptionsSetEntry(o, str("attention"));
+  AttnfuseCompilation c = attnfuseCompile(str(kAttention), o);
+  attnfuseCompileOptionsDestroy(o);
+  AttnfuseRun r = attnfuseCompilationRun(c, 0, NULL);
+  // CHECK: live: executable 1, run succeeded 0
+  printf("live: executable %d, run succeeded %d\n",
+         attnfuseCompilationIsExecutable(c), attnfuseRunSucceeded(r));
+  // A run handle is not a compilation handle, nor a compilation a run.
+  // CHECK: run as compilation: succeeded 0, IR length 0, diagnostics 0 (null 1), executable 0, inputs 0 (rank -1), scalar 0, results 0 (rank -1), kernels 0 (args -1), arg type null 1, tensor maps null 1
+  // CHECK-NEXT: run as compilation: run succeeded 0: invalid compilation handle
+  printInvalidCompilation("run as compilation", (AttnfuseCompilation){r.ptr});
+  // CHECK: compilation as run: succeeded 0, results 0, result rank -1 null 1: invalid run handle (null, destroyed, or not made by attnfuseCompilationRun)
+  printInvalidRun("compilation as run", (AttnfuseRun){c.ptr});
+  attnfuseRunDestroy((AttnfuseRun){c.ptr}); // not a run: nothing happens
+  attnfuseCompilationDestroy((AttnfuseCompilation){r.ptr});
+  // CHECK: still live: executable 1
+  printf("still live: executable %d\n", attnfuseCompilationIsExecutable(c));
+  attnfuseRunDestroy(r);
+  attnfuseCompilationDestroy(c);
+  // CHECK: destroyed compilation: succeeded 0, IR length 0, diagnostics 0 (null 1), executable 0, inputs 0 (rank -1), scalar 0, results 0 (rank -1), kernels 0 (args -1), arg type null 1, tensor maps null 1
+  // CHECK-NEXT: destroyed compilation: run succeeded 0: invalid compilation handle
+  printInvalidCompilation("destroyed compilation", c);
+  attnfuseCompilationDestroy(c); // twice: nothing happens
+
+  // CHECK: null run: succeeded 0, results 0, result rank -1 null 1: invalid run handle
+  printInvalidRun("null run", (AttnfuseRun){NULL});
+  // CHECK: destroyed run: succeeded 0, results 0, result rank -1 null 1: invalid run handle
+  printInvalidRun("destroyed run", r);
+  attnfuseRunDestroy(r);
+  attnfuseRunDestroy((AttnfuseRun){NULL});
+
+  // Pointers the API never returned (one to the stack, one made up).
+  int local = 0;
+  // CHECK: foreign compilation: succeeded 0, IR length 0, diagnostics 0 (null 1), executable 0
+  printInvalidCompilation("foreign compilation", (AttnfuseCompilation){&local});
+  // CHECK: foreign run: succeeded 0, results 0, result rank -1 null 1: invalid run handle
+  printInvalidRun("foreign run", (AttnfuseRun){(void *)(intptr_t)0x10});
+  attnfuseCompilationDestroy((AttnfuseCompilation){&local});
+  attnfuseRunDestroy((AttnfuseRun){(void *)(intptr_t)0x10});
+  AttnfuseCompileOptions foreign = {&local};
+  attnfuseCompileOptionsSetEntry(foreign, str("attention"));
+  attnfuseCompileOptionsDestroy(foreign);
+  c = attnfuseCompile(str(kAttention), foreign);
+  // CHECK: foreign options: succeeded 0
+  // CHECK-NEXT: diagnostic 0 at '': invalid options handle
+  printSucceeded("foreign options", c);
+  attnfuseCompilationDestroy(c);
+  // CHECK: foreign handles: local untouched 1
+  printf("foreign handles: local untouched %d\n", local == 0);
+}
+
+// A dynamic size that makes the byte count overflow is refused, not passed
+// on to a memcpy of a wrapped-around length.
+static void testRunOverflow(void) {
+  printf("testRunOverflow\n");
+  AttnfuseCompileOptions o = attnfuseCompileOptionsCreate();
+  attnfuseCompileOptionsSetEntry(o, str("id"));
+  AttnfuseCompilation c = attnfuseCompile(
+      str("func.func @id(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {\n"
+          "  return %a : tensor<?x?xf32>\n}\n"),
+      o);
+  attnfuseCompileOptionsDestroy(o);
+  float x = 1;
+  int64_t shape[2] = {(int64_t)1 << 40, (int64_t)1 << 30};
+  AttnfuseTensor arg = {AttnfuseElementTypeF32, 2, shape, &x};
+  AttnfuseRun r = attnfuseCompilationRun(c, 1, &arg);
+  // CHECK-LABEL: testRunOverflow
+  // CHECK: executable 1, run succeeded 0: argument 0 of 'id' has more bytes than a 64-bit integer counts
+  printf("executable %d, run succeeded %d: %.*s\n",
+         attnfuseCompilationIsExecutable(c), attnfuseRunSucceeded(r),
+         (int)attnfuseRunGetError(r).length, attnfuseRunGetError(r).data);
+  attnfuseRunDestroy(r);
+  attnfuseCompilationDestroy(c);
+}
+
+static const char *kAttentionF16 =
+    "func.func @attention(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>,\n"
+    "                     %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {\n"
+    "  %out = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xf16>,\n"
+    "      tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16>\n"
+    "  return %out : tensor<1x2x64x64xf16>\n"
+    "}\n";
+
+/// Whether an error diagnostic of `c` mentions `text`.
+static int hasErrorMentioning(AttnfuseCompilation c, const char *text) {
+  for (intptr_t i = 0; i < attnfuseCompilationGetNumDiagnostics(c); ++i) {
+    AttnfuseDiagnostic d = attnfuseCompilationGetDiagnostic(c, i);
+    if (d.severity == AttnfuseDiagnosticError && contains(d.message, text))
+      return 1;
+  }
+  return 0;
+}
+
+// The CUDA target for chips the kernels cannot be built for (run by
+// cuda-chip.test, not by main's default list: until the GPU pipeline refuses
+// such chips, LLVM's NVPTX backend aborts the process on them, and this
+// program would take the other tests down with it). A chip without the
+// instructions of the f16 kernel (cp.async: sm_75, sm_60, sm_30) either
+// falls back and compiles, or fails with an error that names the chip; an
+// unknown chip is an error that names it. Never a dead process.
+static void testCudaChips(void) {
+  printf("testCudaChips\n");
+  const char *chips[] = {"sm_75", "sm_60", "sm_30", "not_a_chip"};
+  for (int i = 0; i < 4; ++i) {
+    AttnfuseCompileOptions o = attnfuseCompileOptionsCreate();
+    attnfuseCompileOptionsSetTarget(o, AttnfuseTargetCUDA, str(chips[i]));
+    AttnfuseCompilation c = attnfuseCompile(str(kAttentionF16), o);
+    attnfuseCompileOptionsDestroy(o);
+    if (attnfuseCompilationSucceeded(c))
+      printf("chip %s: compiled, %d kernel(s)\n", chips[i],
+             (int)attnfuseCompilationGetNumKernels(c));
+    else
+      printf("chip %s: failed, an error names the chip %d\n", chips[i],
+             hasErrorMentioning(c, chips[i]));
+    attnfuseCompilationDestroy(c);
+  }
+  // CHIP-LABEL: testCudaChips
+  // CHIP-NEXT: chip sm_75: {{compiled, [1-9][0-9]* kernel\(s\)|failed, an error names the chip 1}}
+  // CHIP-NEXT: chip sm_60: {{compiled, [1-9][0-9]* kernel\(s\)|failed, an error names the chip 1}}
+  // CHIP-NEXT: chip sm_30: {{compiled, [1-9][0-9]* kernel\(s\)|failed, an error names the chip 1}}
+  // CHIP-NEXT: chip not_a_chip: failed, an error names the chip 1
+  // CHIP-NEXT: done
+  printf("done\n");
+}
+
 static void printCallback(MlirStringRef text, void *userData) {
   (void)userData;
   printf("%.*s", (int)text.length, text.data);
@@ -275,12 +567,19 @@ static void testPassManager(void) {
   mlirContextDestroy(ctx);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "cuda-chips")) {
+    testCudaChips();
+    return 0;
+  }
   testRegistration();
   testCompile();
   testPipeline();
   testErrors();
   testRun();
+  testInvalidInputs();
+  testInvalidHandles();
+  testRunOverflow();
   testPassManager();
   return 0;
 }

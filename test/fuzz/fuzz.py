@@ -9,7 +9,12 @@ Modes (docs/Testing.md, "Fuzzing"):
   passes    random pass sequences of attnfuse-opt over the test corpus;
   mutate    attribute/shape/text mutants of the corpus through random passes
             or attnfuse-run (corpus.py);
-  all       the three, sharing the time equally.
+  capi      random call sequences of the C API (libAttnFuseCAPI.so, next to
+            --bin in ../lib) with null, destroyed, foreign and wrong-type
+            handles, chip strings, targets and Run arguments, checked against
+            the contract of include/attnfuse-c/Compiler.h (capi.py);
+  all       the four, sharing the time equally (without capi under ASan:
+            a sanitized library does not load into an uninstrumented Python).
 
 Each failure gets a signature (crashes.py; for programs also the kind of
 mismatch and the features of the shrunk case); failures with the same
@@ -35,6 +40,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import capi  # noqa: E402
 import corpus  # noqa: E402
 import crashes  # noqa: E402
 import programs  # noqa: E402
@@ -112,13 +118,36 @@ def corpus_case(rng, chunks, bin_dir, work, findings, mutating):
     findings.add(mode, sig, save)
 
 
+def capi_case(rng, lib, work, findings):
+    script = capi.random_script(rng)
+    path = os.path.join(work, "script.json")
+    sig, out = capi.run_script(script, lib, path)
+    if not sig:
+        return
+
+    def save(d):
+        small = script
+        if sig != "timeout" and not crashes.is_known(f"capi: {sig}",
+                                                      findings.known):
+            small = capi.minimize(script, sig, lib,
+                                  os.path.join(work, "min.json"))
+        with open(os.path.join(d, "script.json"), "w") as f:
+            json.dump(small, f, indent=1)
+        with open(os.path.join(d, "command.txt"), "w") as f:
+            f.write(" ".join(capi.command("LIB", "script.json")) + "\n")
+        with open(os.path.join(d, "log.txt"), "w") as f:
+            f.write(out)
+    findings.add("capi", sig, save)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--cases", type=int, help="stop after N cases (per mode)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--mode", choices=["programs", "passes", "mutate", "all"],
+    ap.add_argument("--mode",
+                    choices=["programs", "passes", "mutate", "capi", "all"],
                     default="all")
     ap.add_argument("--out", default=None, help="default: a temporary folder")
     ap.add_argument("--bin", default=os.path.join(corpus.ROOT, "build", "bin"))
@@ -129,7 +158,11 @@ def main():
     work = tempfile.mkdtemp(prefix="work-", dir=out)
     findings = Findings(out, crashes.load_known(a.known))
     chunks = corpus.load_corpus()
-    modes = ["programs", "passes", "mutate"] if a.mode == "all" else [a.mode]
+    modes = ["programs", "passes", "mutate", "capi"] if a.mode == "all" \
+        else [a.mode]
+    if a.mode == "all" and "ASAN_OPTIONS" in os.environ:
+        modes.remove("capi")
+    lib = capi.library_path(a.bin)
     rngs = {m: random.Random(f"{a.seed}:{m}") for m in modes}
     spent = {m: 0.0 for m in modes}
     count = {m: 0 for m in modes}
@@ -145,6 +178,8 @@ def main():
         os.makedirs(case_dir)
         if mode == "programs":
             program_case(rngs[mode], a.bin, case_dir, findings)
+        elif mode == "capi":
+            capi_case(rngs[mode], lib, case_dir, findings)
         else:
             corpus_case(rngs[mode], chunks, a.bin, case_dir, findings,
                         mode == "mutate")
