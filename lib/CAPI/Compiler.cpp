@@ -535,7 +535,7 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
   // The C interface takes a pointer to the results (one descriptor, or a
   // struct of descriptors: all 8-byte words, no padding), then a pointer to
   // the descriptor of each memref argument and scalars by value;
-  // invokePacked takes the address of each of these.
+  // invokeHostFunction takes the address of each of these.
   size_t resultWords = 0;
   for (const ValueType &result : c.results)
     resultWords += attnfuse::getMemrefDescriptorWords(result.shape.size());
@@ -558,7 +558,8 @@ void run(const Compilation &c, llvm::ArrayRef<AttnfuseTensor> args, Run &r) {
     packed.push_back(&descriptorPtrs[i]);
   }
   if (llvm::Error error =
-          c.engine->invokePacked("_mlir_ciface_" + c.entry, packed)) {
+          attnfuse::invokeHostFunction(*c.engine, "_mlir_ciface_" + c.entry,
+                                       packed)) {
     r.error = llvm::toString(std::move(error));
     return;
   }

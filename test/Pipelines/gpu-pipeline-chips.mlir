@@ -13,6 +13,16 @@
 // RUN: not attnfuse-opt %s --attn-lower-to-nvvm-pipeline="chip=x" 2>&1 | FileCheck %s --check-prefix=NAME -DCHIP=x
 // RUN: not attnfuse-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_9z" 2>&1 | FileCheck %s --check-prefix=NAME -DCHIP=sm_9z
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="chip=gfx942" 2>&1 | FileCheck %s --check-prefix=PASS
+// An empty chip before another option (the fuzzer's finding: upstream's
+// NVVMTargetAttr::verifyTarget segfaulted on the kernel module's target).
+// RUN: not attnfuse-opt %s "--attn-lower-to-nvvm-pipeline=format=isa chip= block-k=8" 2>&1 | FileCheck %s --check-prefix=NAME -DCHIP=
+// RUN: not attnfuse-opt %s "--convert-attn-to-gpu=chip= block-k=8" 2>&1 | FileCheck %s --check-prefix=PASSEMPTY
+// A chip NVPTX does not know, and one that needs a newer PTX ISA than the
+// features ask for (NVPTX aborted: "PTX version 8.0 does not support target
+// 'sm_100a'").
+// RUN: not attnfuse-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_99" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not attnfuse-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_100a features=+ptx80" 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="chip=sm_100a features=+ptx86 format=isa" -o /dev/null
 
 // SM75: .target sm_75
 // SM75-NOT: cp.async
@@ -20,6 +30,9 @@
 // FALLBACK: remark: {{.*}}mma_sync needs sm_80 or newer (cp.async, bf16 mma.sync), the target is sm_75
 // OLD: error: attn-lower-to-nvvm-pipeline: chip [[CHIP]] is older than sm_75, the oldest chip the CUDA 13 toolkit (and attnfuse) targets
 // NAME: error: attn-lower-to-nvvm-pipeline: chip '[[CHIP]]' is not an NVIDIA GPU architecture
+// UNKNOWN: error: attn-lower-to-nvvm-pipeline: chip sm_99 is not a chip LLVM's NVPTX backend knows (sm_75, sm_80,
+// PTX: error: attn-lower-to-nvvm-pipeline: chip sm_100a needs PTX ISA 8.6 or newer, the features ask for 8.0 ('+ptx80'): set features=+ptx86
+// PASSEMPTY: error: 'attn.attention' op convert-attn-to-gpu: chip '' is not an NVIDIA GPU architecture
 // PASS: error: 'attn.attention' op convert-attn-to-gpu: chip 'gfx942' is not an NVIDIA GPU architecture
 func.func @f16(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {mask = #attn.mask<causal>} -> tensor<1x2x64x64xf16>
