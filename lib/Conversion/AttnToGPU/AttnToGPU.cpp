@@ -1,12 +1,13 @@
 //===- AttnToGPU.cpp - fused CUDA attention kernels -----------------------===//
 //
 // Generates, for each attn.attention, one fused FlashAttention forward kernel
-// (gpu.func) and its launch (gpu.launch_func). The kernel body belongs to an
-// instruction family (KernelFamily.h: simt, mma_sync, wgmma); this file
-// builds the op's KernelPlan, picks the family (`mma`, `auto` by `chip`; the
-// fallback remarks), checks what every family shares (shapes, element types,
-// captures, the grid) and writes the host side: the operands as buffers, O
-// and lse allocated, the launch.
+// (gpu.func, kernel kind `forward`) and its launch (gpu.launch_func). The
+// kernel body belongs to an instruction family (KernelFamily.h: simt,
+// mma_sync, wgmma); this file builds the op's KernelPlan, picks the family
+// (`mma`, `auto` by `chip`; the fallback remarks), checks what every family
+// shares (shapes, element types, captures, the grid) and writes the host
+// side: the kernel's arguments by role (KernelPlan.h: the operands as
+// buffers, O and lse allocated, the tensor maps), the launch.
 //
 // Every family computes the function the reference lowering defines: what
 // acts per element (structural mask, score_mod, bias, keep mask, dropout) is
@@ -49,6 +50,7 @@ using namespace attnfuse;
 using namespace attnfuse::attn;
 
 #include "KernelFamily.h"
+#include "TileScheduler.h"
 
 using namespace attnfuse::gpu_kernels;
 
@@ -86,10 +88,7 @@ static LogicalResult loadCapturedTensors(AttentionOp op,
 }
 
 LaunchShape KernelFamily::getLaunchShape(const KernelPlan &plan) const {
-  LaunchShape shape{{plan.numQB, plan.B * plan.Hq, 1}, {plan.threads, 1, 1}};
-  if (plan.headsFastest)
-    std::swap(shape.grid[0], shape.grid[1]);
-  return shape;
+  return getTileGridShape(plan);
 }
 
 bool attnfuse::gpu_kernels::isWgmmaChip(StringRef chip) {
@@ -243,7 +242,11 @@ LogicalResult attnfuse::convertAttentionToGPU(
     }
   }
   KernelPlan plan;
+  plan.kind = KernelKind::Forward;
   plan.op = op;
+  plan.bias = op.getBias();
+  plan.keepMask = op.getKeepMask();
+  plan.seed = op.getSeed();
   plan.B = op.getBatchSize();
   plan.Hq = op.getNumQueryHeads();
   plan.Hkv = op.getNumKeyValueHeads();
@@ -264,8 +267,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.captures = std::move(captures);
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
-  for (std::string why = family->getUnsupportedReason(op, options.chip);
-       !why.empty(); why = family->getUnsupportedReason(op, options.chip)) {
+  for (std::string why = family->getUnsupportedReason(plan, options.chip);
+       !why.empty(); why = family->getUnsupportedReason(plan, options.chip)) {
     const KernelFamily *next = family->getFallback();
     if (!next)
       return op.emitOpError() << "convert-attn-to-gpu: mma="
@@ -297,42 +300,57 @@ LogicalResult attnfuse::convertAttentionToGPU(
   MLIRContext *ctx = b.getContext();
   KB k{b, loc};
 
-  // Host side: operands as buffers, results allocated, the launch.
+  // Host side: the kernel's arguments by role (the forward's: operands as
+  // buffers, a scalar seed and scalar captures as values, O and lse
+  // allocated), the tensor maps, the launch.
   SmallVector<Value> operands;
   SmallVector<StringRef> names;
-  auto addBuffer = [&](Value tensor, StringRef name) {
-    Value buf = bufferization::ToBufferOp::create(b, loc, memrefFor(tensor),
-                                                  tensor, /*readOnly=*/true);
-    operands.push_back(buf);
-    names.push_back(name);
+  auto addBuffer = [&](Value tensor) {
+    return bufferization::ToBufferOp::create(b, loc, memrefFor(tensor), tensor,
+                                             /*readOnly=*/true)
+        .getResult();
   };
-  addBuffer(op.getQuery(), "q");
-  addBuffer(op.getKey(), "k");
-  addBuffer(op.getValue(), "v");
-  if (op.getBias())
-    addBuffer(op.getBias(), "bias");
-  if (op.getKeepMask())
-    addBuffer(op.getKeepMask(), "keep");
-  if (op.getSeed()) {
-    operands.push_back(op.getSeed());
-    names.push_back("seed");
-  }
-  for (Value capture : plan.captures) {
-    if (isa<RankedTensorType>(capture.getType())) {
-      addBuffer(capture, "capture");
-    } else {
-      operands.push_back(capture);
-      names.push_back("capture");
+  Value outBuf, lseBuf;
+  const Value *nextCapture = plan.captures.begin();
+  for (ArgRole role : getArgumentRoles(plan)) {
+    Value arg;
+    switch (role) {
+    case ArgRole::Q:
+      arg = addBuffer(op.getQuery());
+      break;
+    case ArgRole::K:
+      arg = addBuffer(op.getKey());
+      break;
+    case ArgRole::V:
+      arg = addBuffer(op.getValue());
+      break;
+    case ArgRole::Bias:
+      arg = addBuffer(op.getBias());
+      break;
+    case ArgRole::Keep:
+      arg = addBuffer(op.getKeepMask());
+      break;
+    case ArgRole::Seed:
+      arg = op.getSeed();
+      break;
+    case ArgRole::Capture: {
+      Value capture = *nextCapture++;
+      arg = isa<RankedTensorType>(capture.getType()) ? addBuffer(capture)
+                                                      : capture;
+      break;
     }
+    case ArgRole::O:
+      arg = outBuf =
+          memref::AllocOp::create(b, loc, memrefFor(op.getOutput()));
+      break;
+    case ArgRole::Lse:
+      arg = lseBuf = memref::AllocOp::create(
+          b, loc, MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type()));
+      break;
+    }
+    operands.push_back(arg);
+    names.push_back(getArgumentName(role));
   }
-  auto outType = memrefFor(op.getOutput());
-  auto lseType = MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type());
-  Value outBuf = memref::AllocOp::create(b, loc, outType);
-  Value lseBuf = memref::AllocOp::create(b, loc, lseType);
-  operands.push_back(outBuf);
-  names.push_back("o");
-  operands.push_back(lseBuf);
-  names.push_back("lse");
   // Tensor maps: created on the host by upstream's op (its lowering calls
   // the CUDA runtime wrappers' cuTensorMapEncodeTiled and copies the map to
   // the device); the kernel takes a pointer to it.

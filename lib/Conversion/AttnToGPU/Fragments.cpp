@@ -17,11 +17,11 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
-    AttentionOp op) {
-  Type elt = op.getQueryType().getElementType();
+    const KernelPlan &plan) {
+  Type elt = plan.elementType;
   if (!elt.isBF16() && !elt.isF16())
     return "element type is not bf16/f16";
-  if (op.getHeadDimQK() > 256 || op.getHeadDimV() > 256)
+  if (plan.D > 256 || plan.Dv > 256)
     return "head dims must be at most 256";
   return "";
 }
@@ -293,7 +293,7 @@ SmallVector<Value> attnfuse::gpu_kernels::probabilityOperands(
   // Dropout acts on the normalized probabilities (P V), not on l:
   // p = keep(b, h, q, k) ? p / (1 - dropout_p) : 0.
   if (dropout) {
-    AttentionOp op = plan.op;
+    AttentionOpInterface op = plan.op;
     Value scaleKept = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
     for (int64_t h = 0; h < 2; ++h) {
       SmallVector<Value, 4> kept = dropout.keep(e, mt, 2 * ks + h, bhqk);

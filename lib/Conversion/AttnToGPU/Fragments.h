@@ -36,11 +36,11 @@ struct FragmentLayout {
 /// registers), which add 0 to every dot product; O's are not stored.
 inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 
-/// Why a tensor-core family cannot compute `op` (empty when it can): bf16
-/// or f16, head dims up to 256 (the widest n of an instruction); any head
-/// dim below (those that are not multiples of 8 are copied element by
-/// element).
-std::string getTensorCoreUnsupportedReason(AttentionOp op);
+/// Why a tensor-core family cannot compute the kernel of `plan` (empty when
+/// it can): bf16 or f16, head dims up to 256 (the widest n of an
+/// instruction); any head dim below (those that are not multiples of 8 are
+/// copied element by element).
+std::string getTensorCoreUnsupportedReason(const KernelPlan &plan);
 
 /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
 /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two
@@ -99,9 +99,13 @@ void maskScores(KB &e, const KernelPlan &plan, FragmentLayout sl, Value k0,
 struct ScoreScaling {
   double scaleLog2e;
   bool elementwise, foldScale;
-  explicit ScoreScaling(AttentionOp op)
+  explicit ScoreScaling(const KernelPlan &plan)
+      : ScoreScaling(plan.op, plan.bias || plan.keepMask) {}
+
+private:
+  ScoreScaling(AttentionOpInterface op, bool sideTerms)
       : scaleLog2e(op.getScaleOrDefault() * kLog2e),
-        elementwise(op.hasScoreMod() || op.getBias() || op.getKeepMask()),
+        elementwise(op.hasScoreMod() || sideTerms),
         foldScale(!elementwise && scaleLog2e > 0) {}
 };
 
@@ -147,7 +151,7 @@ SmallVector<Value> rescaleAccumulators(KB &e, FragmentLayout ol,
 /// draws nothing and is false.
 class DropoutDraws {
 public:
-  DropoutDraws(AttentionOp op, Value seed, bool aligned)
+  DropoutDraws(AttentionOpInterface op, Value seed, bool aligned)
       : op(op), seed(seed), aligned(aligned) {}
   explicit operator bool() const { return static_cast<bool>(seed); }
   /// keep(b, h, q, k) of the four elements i of n-tile n of m-tile mt, whose
@@ -157,7 +161,7 @@ public:
        function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
 
 private:
-  AttentionOp op;
+  AttentionOpInterface op;
   Value seed;
   bool aligned;
   /// Per (m-tile, n-tile / 4): the words of rows r and r + 8.

@@ -1,34 +1,28 @@
 //===- KernelBuilder.h - shared pieces of the AttnToGPU emitters -*- C++ -*-===//
 //
-// The static facts of one kernel (KernelPlan), its arguments (KernelArgs) and
-// index/f32 arithmetic at an insertion point (KB), shared by the instruction
-// families of convert-attn-to-gpu (KernelFamily.h). Internal to
+// Index and f32 arithmetic at an insertion point (KB), shared by every
+// family and kind of convert-attn-to-gpu (KernelFamily.h), with the
+// kernel's plan and arguments (KernelPlan.h). Internal to
 // lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
 #define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
 
-#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
-#include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "KernelPlan.h"
+
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <limits>
 #include <utility>
 
 namespace attnfuse::gpu_kernels {
-using namespace mlir;
-using attn::AttentionOp;
-using attn::MaskWindow;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kLog2e = 1.4426950408889634;
@@ -36,108 +30,6 @@ constexpr double kLn2 = 0.6931471805599453;
 /// The lowest finite score the kernels distinguish (see KB::toLog2): its
 /// log2-domain value, -1.44e38, is finite in f32.
 constexpr double kLowestScore = -1e38;
-
-/// A tensor map a kernel takes: a TMA view of its argument `source` (a
-/// contiguous [B, H, N, D] buffer: Q, K, V or O) in boxes of `box` elements
-/// (outermost first), written to shared memory with the swizzle of `swizzle`
-/// bytes (0, 32, 64 or 128), with L2 promotion of `l2Promotion` bytes (0,
-/// 64, 128 or 256); out-of-bounds elements read as zeros.
-struct TensorMapSpec {
-  unsigned source;
-  SmallVector<int64_t, 4> box;
-  int64_t swizzle, l2Promotion;
-};
-
-/// The static facts of one kernel.
-struct KernelPlan {
-  AttentionOp op;
-  AttentionKernelOptions cfg;
-  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
-  /// Bytes of shared memory a CTA can have on the target (set before a
-  /// family resolves its options).
-  int64_t sharedLimit = 0;
-  Type elementType;
-  MaskWindow window;
-  bool leftBounded, rightBounded;
-  /// The grid's x walks (batch, head) and y the query blocks, backwards:
-  /// with a causal-like mask (bounded on the right only) the last query
-  /// blocks see the most keys, and this order dispatches every head's
-  /// longest block before any shorter one (longest first over the whole
-  /// grid; measured +7-9% at d = 128 causal on the H200). Otherwise x walks
-  /// the query blocks, so that CTAs running together share K/V in L2.
-  bool headsFastest;
-  /// SIMT: scores need only `scale * q.k` and the masks (no score_mod, no
-  /// bias), so the scale (times log2 e) is folded into q. (The mma_sync
-  /// kernel folds it into exp2's FMA instead, when there are no per-element
-  /// scores and the scale is positive.)
-  bool foldedScale;
-  /// The values the score_mod region uses from above (getScoreModCaptures:
-  /// tensors it reads with tensor.extract, scalars), passed as kernel
-  /// arguments.
-  SmallVector<Value> captures;
-  /// The tensor maps the kernel takes (KernelFamily::getTensorMaps), after
-  /// its other arguments.
-  SmallVector<TensorMapSpec> tensorMaps;
-};
-
-/// The kernel's arguments, in the order convert-attn-to-gpu passes them:
-/// Q, K, V, [bias], [keep], [seed], [captures...], O, lse, [tensor maps...].
-struct KernelArgs {
-  Value q, key, value, bias, keep, seed, out, lse;
-  SmallVector<Value> captureArgs;
-  /// Pointers to the tensor maps of plan.tensorMaps (128-byte CUtensorMap
-  /// objects in global memory).
-  SmallVector<Value> tensorMapArgs;
-  /// The score_mod region's captures mapped to the kernel's values
-  /// (mapCaptures), for buildMaskedScore.
-  IRMapping captureMap;
-  /// The index of the bias among the kernel's arguments (after Q, K, V).
-  static constexpr unsigned kBiasIndex = 3;
-  /// The index of O among the kernel's arguments.
-  static unsigned outIndex(const KernelPlan &plan) {
-    AttentionOp op = plan.op;
-    return 3 + (op.getBias() ? 1 : 0) + (op.getKeepMask() ? 1 : 0) +
-           (op.getSeed() ? 1 : 0) + plan.captures.size();
-  }
-  KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args) {
-    AttentionOp op = plan.op;
-    unsigned next = 0;
-    q = args[next++];
-    key = args[next++];
-    value = args[next++];
-    assert(next == kBiasIndex && "kBiasIndex disagrees");
-    if (op.getBias())
-      bias = args[next++];
-    if (op.getKeepMask())
-      keep = args[next++];
-    if (op.getSeed())
-      seed = args[next++];
-    for (size_t i = 0; i < plan.captures.size(); ++i)
-      captureArgs.push_back(args[next++]);
-    assert(next == outIndex(plan) && "outIndex disagrees");
-    out = args[next++];
-    lse = args[next++];
-    for (size_t i = 0; i < plan.tensorMaps.size(); ++i)
-      tensorMapArgs.push_back(args[next++]);
-  }
-  /// Maps each capture of `plan` to its kernel argument, a captured tensor
-  /// to the tensor of its buffer (the region reads it with tensor.extract;
-  /// bufferization turns the reads into loads). Emitted at the insertion
-  /// point of `b`, once per kernel.
-  void mapCaptures(const KernelPlan &plan, OpBuilder &b, Location loc) {
-    for (auto [capture, arg] : llvm::zip(plan.captures, captureArgs)) {
-      Value value = arg;
-      if (auto type = dyn_cast<RankedTensorType>(capture.getType()))
-        value = bufferization::ToTensorOp::create(b, loc, type, arg,
-                                                  /*restrict=*/true);
-      captureMap.map(capture, value);
-    }
-  }
-  /// The mapping for buildMaskedScore (null without captures).
-  const IRMapping *getCaptures() const {
-    return captureArgs.empty() ? nullptr : &captureMap;
-  }
-};
 
 /// Index and f32 arithmetic at one insertion point.
 struct KB {
@@ -223,26 +115,6 @@ struct KB {
   Value loadBroadcast(Value side, ValueRange bhqk) {
     return memref::LoadOp::create(b, loc, side, broadcastIndices(side, bhqk));
   }
-  /// The CTA's query block and (batch * head) index (see
-  /// KernelPlan::headsFastest); query blocks are walked backwards.
-  std::pair<Value, Value> blockCoordinates(const KernelPlan &plan) {
-    return gridCoordinates(plan,
-                           gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                           gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
-  }
-  /// The same for the tile `tile` of a persistent kernel: the CTAs of the
-  /// one-CTA-per-tile grid, numbered x fastest.
-  std::pair<Value, Value> tileCoordinates(const KernelPlan &plan, Value tile) {
-    int64_t gridX = plan.headsFastest ? plan.B * plan.Hq : plan.numQB;
-    return gridCoordinates(plan, remu(tile, gridX), divu(tile, gridX));
-  }
-  /// The query block and (batch * head) index of grid position (bx, by).
-  std::pair<Value, Value> gridCoordinates(const KernelPlan &plan, Value bx,
-                                          Value by) {
-    if (plan.headsFastest)
-      std::swap(bx, by);
-    return {sub(idx(plan.numQB - 1), bx), by};
-  }
   /// Key blocks of `blockK` keys that the structural mask of `plan` can show
   /// to query rows [q0, q0 + bq): k >= q0 + off - left and
   /// k <= q0 + bq - 1 + off + right. Returns [begin, end).
@@ -252,7 +124,6 @@ struct KB {
                                     q0, bq, blockK);
   }
 };
-
 
 } // namespace attnfuse::gpu_kernels
 

@@ -1,20 +1,28 @@
 //===- KernelFamily.h - the instruction families of convert-attn-to-gpu -*-===//
 //
-// An instruction family is one way of computing the two products of the
-// fused kernel (S = Q K^T, O += P V) and everything that depends on it:
-// which ops it covers, its option defaults and limits, its shared memory,
-// its launch shape and the kernel body. convertAttentionToGPU (AttnToGPU.cpp)
-// builds the KernelPlan of an op, asks the family named by the `mma` option
-// (falling back, with a remark, while a family cannot compute the op), and
-// writes the host side and the gpu.func around the family's body.
+// Two axes make a kernel. An instruction family is one way of computing the
+// two products of the fused kernel (S = Q K^T, O += P V) and everything that
+// depends on it: which ops it covers, its option defaults and limits, its
+// shared memory, its launch shape and its building blocks. A kernel kind
+// (KernelKind, KernelPlan.h: the forward; later the backward pre-pass and
+// the backward) is what a kernel computes and which arguments it takes; a
+// family emits each kind it has as a short assembly of its blocks, in a
+// file named for the kind. convertAttentionToGPU (AttnToGPU.cpp) builds the
+// KernelPlan of an op, asks the family named by the `mma` option (falling
+// back, with a remark, while a family cannot compute the op), and writes the
+// host side and the gpu.func around the family's body.
 //
-//   simt      SimtKernel.cpp      f32 FMAs on CUDA cores, any element type
-//   mma_sync  MmaSyncKernel.cpp   sm_80+ warp-level mma.sync m16n8k16
-//   wgmma     WgmmaKernel.cpp     sm_90a warpgroup-level wgmma.mma_async
+//   family    options, kinds     building blocks          forward kind
+//   simt      SimtFamily.cpp     (scalar rows)            SimtForward.cpp
+//   mma_sync  MmaSyncFamily.cpp  MmaSyncBlocks.h          MmaSyncForward.cpp
+//   wgmma     WgmmaFamily.cpp    WgmmaBlocks.h            WgmmaForward.cpp
 //
-// The tensor-core families share the online softmax on accumulator
-// fragments (Fragments.h) and the CTA-level staging (Staging.h). Internal
-// to lib/Conversion/AttnToGPU.
+// simt: f32 FMAs on CUDA cores, any element type; mma_sync: sm_80+
+// warp-level mma.sync m16n8k16; wgmma: sm_90a warpgroup-level
+// wgmma.mma_async. Shared by the families: the tile order and the
+// persistent walk (TileScheduler.h); by the tensor-core families, the
+// online softmax on accumulator fragments (Fragments.h) and the CTA-level
+// staging (Staging.h). Internal to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELFAMILY_H
@@ -39,8 +47,10 @@ public:
   virtual StringRef getName() const = 0;
   /// The family to try when this one cannot compute an op (none: null).
   virtual const KernelFamily *getFallback() const { return nullptr; }
-  /// Why the family cannot compute `op` for `chip` (empty when it can).
-  virtual std::string getUnsupportedReason(AttentionOp op,
+  /// Why the family cannot compute the kernel of `plan` (its kind, shapes
+  /// and element type; options not resolved) for `chip` (empty when it
+  /// can).
+  virtual std::string getUnsupportedReason(const KernelPlan &plan,
                                            StringRef chip) const = 0;
   /// Sets plan.cfg from `requested` (zero fields take the family's defaults
   /// for the op, shrunk to plan.sharedLimit bytes of shared memory), and
@@ -62,10 +72,11 @@ public:
   getTensorMaps(const KernelPlan &plan) const {
     return {};
   }
-  /// One CTA per (query block, batch * head), plan.threads threads; see
-  /// KernelPlan::headsFastest for the grid order.
+  /// One CTA per (query block, batch * head), plan.threads threads, by
+  /// default (getTileGridShape, TileScheduler.h).
   virtual LaunchShape getLaunchShape(const KernelPlan &plan) const;
-  /// Emits the kernel body into `func` (arguments: see KernelArgs).
+  /// Emits the body of the kernel of kind plan.kind into `func`
+  /// (arguments: see KernelArgs).
   virtual void emit(KernelPlan &plan, gpu::GPUFuncOp func) const = 0;
 };
 

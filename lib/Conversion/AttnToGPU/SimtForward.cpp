@@ -1,4 +1,4 @@
-//===- SimtKernel.cpp - the SIMT instruction family -----------------------===//
+//===- SimtForward.cpp - the forward kernel of the SIMT family ------------===//
 //
 // The fused forward kernel on CUDA cores (f32 FMAs; f16, bf16 and f32
 // operands, every feature of the op). The algorithm is the one of
@@ -30,7 +30,8 @@
 // accumulator fragments (Fragments.h).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelFamily.h"
+#include "SimtForward.h"
+#include "TileScheduler.h"
 
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
@@ -63,9 +64,9 @@ Value sliceStart(KB &k, Value part, int64_t group, int64_t T) {
 
 /// The kernel body. `args` are the gpu.func arguments; `kBuf`, `vBuf` the
 /// workgroup buffers.
-class KernelEmitter : KernelArgs {
+class SimtForwardKernel : KernelArgs {
 public:
-  KernelEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
+  SimtForwardKernel(KernelPlan &plan, OpBuilder &b, Location loc,
                 ArrayRef<BlockArgument> args, Value kBuf, Value vBuf)
       : KernelArgs(plan, args), plan(plan), b(b), loc(loc), kBuf(kBuf),
         vBuf(vBuf) {}
@@ -91,7 +92,7 @@ private:
   Value bi, hi, kvh, part, qRow, qClamped;
 };
 
-void KernelEmitter::forEachOwned(KB &k, Value buf, Value kk, int64_t width,
+void SimtForwardKernel::forEachOwned(KB &k, Value buf, Value kk, int64_t width,
                                  function_ref<void(int64_t, Value)> fn) {
   int64_t T = plan.cfg.threadsPerRow;
   auto v4 = VectorType::get({4}, b.getF32Type());
@@ -104,7 +105,7 @@ void KernelEmitter::forEachOwned(KB &k, Value buf, Value kk, int64_t width,
   }
 }
 
-void KernelEmitter::loadBlock(KB &k, Value src, Value buf, int64_t width,
+void SimtForwardKernel::loadBlock(KB &k, Value src, Value buf, int64_t width,
                               Value k0) {
   int64_t BK = plan.cfg.blockK, NT = plan.threads;
   int64_t total = BK * width / 4;
@@ -136,7 +137,7 @@ void KernelEmitter::loadBlock(KB &k, Value src, Value buf, int64_t width,
   }
 }
 
-Value KernelEmitter::score(KB &k, ArrayRef<Value> qRegs, Value kk,
+Value SimtForwardKernel::score(KB &k, ArrayRef<Value> qRegs, Value kk,
                            Value kGlobal) {
   int64_t T = plan.cfg.threadsPerRow;
   // The partial dot product over this thread's elements ...
@@ -175,7 +176,7 @@ Value KernelEmitter::score(KB &k, ArrayRef<Value> qRegs, Value kk,
   return t;
 }
 
-void KernelEmitter::emit() {
+void SimtForwardKernel::emit() {
   KB k{b, loc};
   const AttentionKernelOptions &cfg = plan.cfg;
   int64_t T = cfg.threadsPerRow, BQ = cfg.blockQ, BK = cfg.blockK,
@@ -186,7 +187,7 @@ void KernelEmitter::emit() {
   mapCaptures(plan, b, loc);
   // Coordinates: query block (walked backwards: the longest causal rows
   // start first) and (batch, head).
-  auto [qb, by] = k.blockCoordinates(plan);
+  auto [qb, by] = blockCoordinates(k, plan);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   bi = k.divu(by, plan.Hq);
   hi = k.remu(by, plan.Hq);
@@ -259,7 +260,7 @@ void KernelEmitter::emit() {
                 Value p = e.exp2(e.fsub(ts[j], mSafe));
                 lsum = e.fadd(lsum, p);
                 // Dropout acts on the normalized probabilities: on P, not l.
-                if (plan.op.getSeed()) {
+                if (plan.seed) {
                   Value kc = e.min(e.add(k0, kks[j]), e.idx(plan.Nk - 1));
                   // keep ? p / (1 - dropout_p) : 0, with the kernel's seed.
                   Value kept = buildDropoutKeep(cb, cl, plan.op, seed,
@@ -315,111 +316,25 @@ void KernelEmitter::emit() {
   gpu::ReturnOp::create(b, loc);
 }
 
-class SimtFamily final : public KernelFamily {
-public:
-  StringRef getName() const override { return "simt"; }
-  std::string getUnsupportedReason(AttentionOp, StringRef) const override {
-    return "";
-  }
-  LogicalResult
-  resolveOptions(KernelPlan &plan,
-                 const AttentionKernelOptions &requested) const override;
-  int64_t getDynamicSharedBytes(const KernelPlan &) const override {
-    return 0;
-  }
-  /// The f32 K and V blocks, [BK, Dqk] and [BK, Dv].
-  SmallVector<Type> getWorkgroupBuffers(const KernelPlan &plan,
-                                        MLIRContext *ctx) const override {
-    auto workgroup =
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    Type f32 = Float32Type::get(ctx);
-    return {MemRefType::get({plan.cfg.blockK, plan.D}, f32,
-                            MemRefLayoutAttrInterface(), workgroup),
-            MemRefType::get({plan.cfg.blockK, plan.Dv}, f32,
-                            MemRefLayoutAttrInterface(), workgroup)};
-  }
-  void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
-    OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
-    KernelEmitter(plan, b, plan.op.getLoc(), func.getArguments(),
-                  func.getWorkgroupAttributions()[0],
-                  func.getWorkgroupAttributions()[1])
-        .emit();
-  }
-};
-
-/// Defaults per head dimension d = max(Dqk, Dv): 32 elements of Q and of
-/// the accumulator per thread (T = max(1, d / 32)), 128 query rows per CTA
-/// for d <= 64 and 64 above (at most 255 registers per thread, no spills),
-/// 64 keys per block for d <= 64 and 32 above (so that the f32 K and V
-/// blocks stay within 32 KB of static shared memory), chunks of 16 keys.
-/// The static shared memory of a CTA.
-constexpr int64_t kStaticShared = 48 * 1024;
-/// Bytes of the f32 K and V blocks of `blockK` keys in shared memory.
-static int64_t kvBlockBytes(const KernelPlan &plan, int64_t blockK) {
-  return 4 * blockK * (plan.D + plan.Dv);
-}
-
-LogicalResult
-SimtFamily::resolveOptions(KernelPlan &plan,
-                           const AttentionKernelOptions &requested) const {
-  AttentionOp op = plan.op;
-  AttentionKernelOptions &cfg = plan.cfg;
-  cfg = requested;
-  cfg.mma = getName();
-  int64_t d = std::max(plan.D, plan.Dv);
-  // Each thread of a row takes groups of 4 elements of both head dims.
-  auto splits = [&](int64_t t) {
-    return plan.D % (4 * t) == 0 && plan.Dv % (4 * t) == 0;
-  };
-  if (plan.D % 4 != 0 || plan.Dv % 4 != 0)
-    return op.emitOpError()
-           << "convert-attn-to-gpu: the simt family needs head dimensions "
-              "that are multiples of 4 (Dqk = "
-           << plan.D << ", Dv = " << plan.Dv << ")";
-  if (cfg.threadsPerRow <= 0) {
-    cfg.threadsPerRow = std::clamp<int64_t>(d / 32, 1, 8);
-    while (!splits(cfg.threadsPerRow))
-      cfg.threadsPerRow /= 2;
-  }
-  if (cfg.blockQ <= 0)
-    cfg.blockQ = d <= 64 ? 128 : 64;
-  if (cfg.blockK <= 0) {
-    cfg.blockK = d <= 64 ? 64 : 32;
-    // The K and V blocks in static shared memory (Dqk + Dv above 384: 16
-    // keys).
-    while (cfg.blockK > 8 && kvBlockBytes(plan, cfg.blockK) > kStaticShared)
-      cfg.blockK /= 2;
-  }
-  if (cfg.chunk <= 0)
-    cfg.chunk = std::min<int64_t>(16, cfg.blockK);
-  int64_t T = cfg.threadsPerRow;
-  if (T > 32 || !llvm::isPowerOf2_64(T))
-    return op.emitOpError() << "convert-attn-to-gpu: threads-per-row (" << T
-                            << ") must be a power of two <= 32";
-  if (!splits(T))
-    return op.emitOpError()
-           << "convert-attn-to-gpu: threads-per-row (" << T
-           << ") must split both head dimensions into groups of 4 elements "
-              "per thread: Dqk = "
-           << plan.D << " and Dv = " << plan.Dv << " must be multiples of "
-           << 4 * T;
-  if (cfg.blockK % cfg.chunk != 0 || (cfg.blockQ * T) % 32 != 0 ||
-      cfg.blockQ * T > 1024)
-    return op.emitOpError()
-           << "convert-attn-to-gpu: block-k must be a multiple of chunk and "
-              "block-q * threads-per-row a multiple of 32, at most 1024";
-  if (kvBlockBytes(plan, cfg.blockK) > kStaticShared)
-    return op.emitOpError()
-           << "convert-attn-to-gpu: the f32 K and V blocks ("
-           << kvBlockBytes(plan, cfg.blockK)
-           << " bytes) exceed 48 KB of static shared memory; lower block-k";
-  plan.threads = cfg.blockQ * T;
-  plan.foldedScale = !op.hasScoreMod() && !op.getBias();
-  return success();
-}
 } // namespace
 
-const KernelFamily &attnfuse::gpu_kernels::getSimtFamily() {
-  static const SimtFamily family;
-  return family;
+SmallVector<Type>
+attnfuse::gpu_kernels::getSimtForwardWorkgroupBuffers(const KernelPlan &plan,
+                                                      MLIRContext *ctx) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Type f32 = Float32Type::get(ctx);
+  return {MemRefType::get({plan.cfg.blockK, plan.D}, f32,
+                          MemRefLayoutAttrInterface(), workgroup),
+          MemRefType::get({plan.cfg.blockK, plan.Dv}, f32,
+                          MemRefLayoutAttrInterface(), workgroup)};
+}
+
+void attnfuse::gpu_kernels::emitSimtForward(KernelPlan &plan,
+                                            gpu::GPUFuncOp func) {
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  SimtForwardKernel(plan, b, plan.op.getLoc(), func.getArguments(),
+                    func.getWorkgroupAttributions()[0],
+                    func.getWorkgroupAttributions()[1])
+      .emit();
 }

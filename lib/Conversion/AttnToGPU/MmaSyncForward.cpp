@@ -1,8 +1,10 @@
-//===- MmaSyncKernel.cpp - the mma.sync instruction family ----------------===//
+//===- MmaSyncForward.cpp - the forward kernel of the mma_sync family -----===//
 //
-// The tensor-core (sm_80+ mma.sync m16n8k16) variant of the fused forward
-// kernel, FlashAttention-2's structure (options and their defaults per head
-// dim and feature: convertAttentionToGPU in AttnToGPU.cpp):
+// The tensor-core (sm_80+ mma.sync m16n8k16) fused forward kernel,
+// FlashAttention-2's structure, assembled from the family's building blocks
+// (MmaSyncBlocks.h) and the tensor-core families' fragments (Fragments.h)
+// and staging (Staging.h); options and their defaults per head dim and
+// feature: MmaSyncFamily.cpp.
 //
 //   CTA = W warps (4 or 8); warp w owns M m16 tiles (1 or 2), query rows
 //   q0 + 16 M w .. + 16 M - 1 (BQ = 16 M W). Grid = (ceil(Nq / BQ), B * Hq),
@@ -48,9 +50,11 @@
 //   columns 16n + 8(i/2): registers (0, 1) = n-tile 2n, (2, 3) = 2n+1.
 //
 //===----------------------------------------------------------------------===//
+#include "MmaSyncForward.h"
 #include "Fragments.h"
-#include "KernelFamily.h"
+#include "MmaSyncBlocks.h"
 #include "Staging.h"
+#include "TileScheduler.h"
 
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
@@ -62,7 +66,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -70,8 +73,6 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-constexpr int64_t kPad = 8;
-int64_t rowStride(int64_t d) { return d + kPad; }
 /// m16 tiles per warp: 1 (Q fragments in registers up to d = 128) or 2 (Q
 /// in shared memory, re-read by ldmatrix per block; every K/V fragment
 /// feeds two mmas).
@@ -84,149 +85,35 @@ int64_t mTilesOf(const KernelPlan &plan) {
 bool qInSharedMemory(const KernelPlan &plan) {
   return mTilesOf(plan) > 1 || plan.D > 128;
 }
-/// Bytes of dynamic shared memory: the K stages, then the V stages, then Q
-/// (when in shared memory); bf16/f16 rows padded by kPad elements.
-struct SharedLayout {
-  int64_t k, v, q;
-  explicit SharedLayout(const KernelPlan &plan)
-      : k(plan.cfg.stages * plan.cfg.blockK *
-          rowStride(paddedHeadDim(plan.D)) * 2),
-        v(plan.cfg.stages * plan.cfg.blockK *
-          rowStride(paddedHeadDim(plan.Dv)) * 2),
-        q(qInSharedMemory(plan)
-              ? plan.cfg.blockQ * rowStride(paddedHeadDim(plan.D)) * 2
-              : 0) {}
-  int64_t total() const { return k + v + q; }
-};
 
-class MmaSyncEmitter : KernelArgs {
+} // namespace
+
+MmaSyncForwardLayout::MmaSyncForwardLayout(const KernelPlan &plan)
+    : k(plan.cfg.stages * plan.cfg.blockK * rowStride(paddedHeadDim(plan.D)) *
+        2),
+      v(plan.cfg.stages * plan.cfg.blockK * rowStride(paddedHeadDim(plan.Dv)) *
+        2),
+      q(qInSharedMemory(plan)
+            ? plan.cfg.blockQ * rowStride(paddedHeadDim(plan.D)) * 2
+            : 0) {}
+
+namespace {
+class MmaSyncForwardKernel : KernelArgs, MmaSyncBlocks {
 public:
-  MmaSyncEmitter(KernelPlan &plan, OpBuilder &b, Location loc,
-                 ArrayRef<BlockArgument> args)
-      : KernelArgs(plan, args), plan(plan), b(b), loc(loc), k{b, loc},
-        kBK(plan.cfg.blockK), kWarps(plan.cfg.warps),
-        kThreads(32 * plan.cfg.warps), kStages(plan.cfg.stages),
-        tail(plan.Nk % plan.cfg.blockK != 0) {
-    elt = plan.elementType;
-    isBF16 = elt.isBF16();
-  }
+  MmaSyncForwardKernel(KernelPlan &plan, OpBuilder &b, Location loc,
+                       ArrayRef<BlockArgument> args)
+      : KernelArgs(plan, args), MmaSyncBlocks(plan), b(b), loc(loc),
+        k{b, loc} {}
   void emit();
 
 private:
-  /// Issues the cp.async copies of key block `kb` (rows clamped to Nk - 1)
-  /// into stage `stage` of `buf`, and returns their tokens.
-  void copyBlock(KB &e, Value src, Value buf, int64_t width, Value kb,
-                 Value stage, SmallVector<Value> &tokens);
-  /// c = a * b + c on one m16n8k16 tile; c has four f32.
-  void mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
-           MutableArrayRef<Value> c);
-  /// The two n-tiles of an ldmatrix x4 B operand: c[0..3] += a * (b0, b1),
-  /// c[4..7] += a * (b2, b3).
-  void mmaPair(KB &e, ArrayRef<Value> a, ArrayRef<Value> b4, Value *c) {
-    mma(e, a, {b4[0], b4[1]}, MutableArrayRef<Value>(c, 4));
-    mma(e, a, {b4[2], b4[3]}, MutableArrayRef<Value>(c + 4, 4));
-  }
-  /// ldmatrix x4 of `buf[stage, row, col]`, the four registers as operands.
-  SmallVector<Value> ldmatrix(KB &e, Value buf, Value stage, Value row,
-                              Value col, bool transpose);
-
-  KernelPlan &plan;
   OpBuilder &b;
   Location loc;
   KB k;
-  Type elt;
-  bool isBF16;
-  Value bi, hi, kvh, tid;
-  /// Keys per block, warps and threads per CTA, K/V pipeline stages.
-  const int64_t kBK, kWarps, kThreads, kStages;
-  /// Nk is not a multiple of kBK: the last block's rows past Nk are clamped
-  /// on load and masked.
-  const bool tail;
+  Value bi, hi, kvh;
 };
 
-void MmaSyncEmitter::mma(KB &e, ArrayRef<Value> a, ArrayRef<Value> bOps,
-                         MutableArrayRef<Value> c) {
-  Type f32 = e.b.getF32Type();
-  auto resType =
-      LLVM::LLVMStructType::getLiteral(e.b.getContext(), {f32, f32, f32, f32});
-  NVVM::MMATypes t = isBF16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  Value r = NVVM::MmaOp::create(
-      e.b, e.loc, resType, a, bOps, ValueRange(c), ArrayRef<int64_t>{16, 8, 16},
-      std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{t, t},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  for (int64_t i = 0; i < 4; ++i)
-    c[i] = LLVM::ExtractValueOp::create(e.b, e.loc, r, i);
-}
-
-SmallVector<Value> MmaSyncEmitter::ldmatrix(KB &e, Value buf, Value stage,
-                                            Value row, Value col,
-                                            bool transpose) {
-  auto resType = VectorType::get({4, 2}, elt);
-  Value r = nvgpu::LdMatrixOp::create(
-      e.b, e.loc, resType, buf, ValueRange{stage, row, col},
-      e.b.getBoolAttr(transpose), e.b.getI32IntegerAttr(4));
-  SmallVector<Value> regs;
-  for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(
-        toOperand(e, elt, vector::ExtractOp::create(e.b, e.loc, r, i)));
-  return regs;
-}
-
-void MmaSyncEmitter::copyBlock(KB &e, Value src, Value buf, int64_t width,
-                               Value kb, Value stage,
-                               SmallVector<Value> &tokens) {
-  // 16-byte pieces (forEachItem): flat = tid + it * kThreads,
-  // row = flat / perRow, column = 8 (flat % perRow) (perRow = width / 8).
-  // When kThreads is a multiple of perRow, the column is the same for every
-  // full round and the row grows by kThreads / perRow. Without a key tail
-  // only the block index is clamped (to the last block: prefetches past the
-  // range re-read it), so that the pieces' global addresses are one pointer
-  // plus constant offsets; with a tail each row is clamped to Nk - 1.
-  Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
-  if (width % 8 != 0) {
-    // Rows that are not 16-byte aligned: element by element, loads and
-    // shared-memory stores (the barrier that publishes the block orders
-    // them like the cp.async group).
-    forEachElement(e, tid, kThreads, kBK * width, [&](KB &x, Value flat) {
-      Value row = x.divu(flat, width), col = x.remu(flat, width);
-      Value kr = x.min(x.add(k0, row), x.idx(plan.Nk - 1));
-      Value v =
-          memref::LoadOp::create(x.b, x.loc, src, ValueRange{bi, kvh, kr, col});
-      memref::StoreOp::create(x.b, x.loc, v, buf, ValueRange{stage, row, col});
-    });
-    return;
-  }
-  int64_t perRow = width / 8, total = kBK * perRow;
-  bool uniformColumn = kThreads % perRow == 0;
-  Value row0, col0;
-  if (uniformColumn) {
-    row0 = e.divu(tid, perRow);
-    col0 = e.mul(e.remu(tid, perRow), e.idx(8));
-  }
-  auto copy = [&](KB &x, Value row, Value col) {
-    Value kr = x.add(k0, row);
-    if (tail)
-      kr = x.min(kr, x.idx(plan.Nk - 1));
-    return nvgpu::DeviceAsyncCopyOp::create(
-        x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
-        ValueRange{stage, row, col}, src, ValueRange{bi, kvh, kr, col},
-        x.b.getIndexAttr(8), /*srcElements=*/Value(),
-        /*bypassL1=*/x.b.getUnitAttr());
-  };
-  forEachItem(
-      e, tid, kThreads, total,
-      [&](KB &x, int64_t it) -> Value {
-        if (uniformColumn && (it + 1) * kThreads <= total)
-          return copy(x, x.add(row0, x.idx(it * (kThreads / perRow))), col0);
-        Value flat = x.add(tid, x.idx(it * kThreads));
-        return copy(x, x.divu(flat, perRow),
-                    x.mul(x.remu(flat, perRow), x.idx(8)));
-      },
-      &tokens);
-}
-
-void MmaSyncEmitter::emit() {
+void MmaSyncForwardKernel::emit() {
   mapCaptures(plan, b, loc);
   // True head dims (copies) and padded ones (shared memory, fragments).
   int64_t D = plan.D, Dv = plan.Dv, Dp = paddedHeadDim(D),
@@ -255,7 +142,7 @@ void MmaSyncEmitter::emit() {
                                MemRefLayoutAttrInterface(), workgroup);
   auto vType = MemRefType::get({kStages, kBK, rowStride(Dvp)}, elt,
                                MemRefLayoutAttrInterface(), workgroup);
-  SharedLayout layout(plan);
+  MmaSyncForwardLayout layout(plan);
   Value kBuf = memref::ViewOp::create(b, loc, kType, smem, k.idx(0), {});
   Value vBuf = memref::ViewOp::create(b, loc, vType, smem, k.idx(layout.k), {});
   // Q (in shared memory): one "stage" of kBQ rows after the V stages.
@@ -267,7 +154,7 @@ void MmaSyncEmitter::emit() {
                                                   workgroup),
                                   smem, k.idx(layout.k + layout.v), {});
 
-  auto [qb, by] = k.blockCoordinates(plan);
+  auto [qb, by] = blockCoordinates(k, plan);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   bi = k.divu(by, plan.Hq);
   hi = k.remu(by, plan.Hq);
@@ -342,53 +229,21 @@ void MmaSyncEmitter::emit() {
       plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
 
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  // The copies of one block form a cp.async group; with S stages, S - 1
-  // blocks are in flight, and a block is ready once at most S - 2 younger
-  // groups are pending (then a barrier makes it visible to every warp).
-  auto commit = [&](KB &e, SmallVector<Value> &tokens) {
-    Value group =
-        nvgpu::DeviceAsyncCreateGroupOp::create(e.b, e.loc, tokenType, tokens);
-    tokens.clear();
-    return group;
-  };
-  auto waitOldest = [&](KB &e, Value group) {
-    nvgpu::DeviceAsyncWaitOp::create(e.b, e.loc, group,
-                                     e.b.getI32IntegerAttr(kStages - 2));
-    gpu::BarrierOp::create(e.b, e.loc);
-  };
+  // The copies of one block form a cp.async group (commit, waitOldest).
   // Prologue: Q, and blocks kbBegin .. kbBegin + S - 2 into stages
   // 0 .. S - 2; wait for the first.
   {
     // Padded head dims: zeros in the padding columns [D, Dp) of every K
-    // (and Q) row and [Dv, Dvp) of every V row, for good (the copies write
-    // only the true columns); the prologue's barrier publishes them. One
-    // 16-byte store per row of `stages` x `rows` (threads past the last row
-    // store nothing: no write-after-write).
-    auto zeroPadding = [&](Value buf, int64_t stages, int64_t rows,
-                           int64_t from, int64_t to) {
-      if (from == to)
-        return;
-      auto zeros = VectorType::get({to - from}, elt);
-      Value zero = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(zeros, b.getZeroAttr(elt)));
-      forEachItem(
-          k, tid, kThreads, stages * rows, [&](KB &x, int64_t it) -> Value {
-            Value flat = x.add(tid, x.idx(it * kThreads));
-            vector::StoreOp::create(
-                x.b, x.loc, zero, buf,
-                ValueRange{x.divu(flat, rows), x.remu(flat, rows), x.idx(from)},
-                /*nontemporal=*/false, llvm::MaybeAlign(16));
-            return Value();
-          });
-    };
+    // (and Q) row and [Dv, Dvp) of every V row (zeroPadding); the
+    // prologue's barrier publishes them.
     // A head dim that is not a multiple of 8 shares its last chunk with
     // the padding: that chunk is zeroed whole, then (after a barrier) the
     // element copies write its true columns.
     auto chunkStart = [](int64_t d) { return d / 8 * 8; };
-    zeroPadding(kBuf, kStages, kBK, chunkStart(D), Dp);
-    zeroPadding(vBuf, kStages, kBK, chunkStart(Dv), Dvp);
+    zeroPadding(k, kBuf, kStages, kBK, chunkStart(D), Dp);
+    zeroPadding(k, vBuf, kStages, kBK, chunkStart(Dv), Dvp);
     if (qInSmem)
-      zeroPadding(qBuf, 1, kBQ, chunkStart(D), Dp);
+      zeroPadding(k, qBuf, 1, kBQ, chunkStart(D), Dp);
     if (D % 8 != 0 || Dv % 8 != 0)
       gpu::BarrierOp::create(b, loc);
     SmallVector<Value> tokens;
@@ -422,8 +277,8 @@ void MmaSyncEmitter::emit() {
     Value group;
     for (int64_t st = 0; st < kStages - 1; ++st) {
       Value kb = k.add(kbBegin, k.idx(st));
-      copyBlock(k, key, kBuf, D, kb, k.idx(st), tokens);
-      copyBlock(k, value, vBuf, Dv, kb, k.idx(st), tokens);
+      copyBlock(k, key, bi, kvh, kBuf, D, kb, k.idx(st), tokens);
+      copyBlock(k, value, bi, kvh, vBuf, Dv, kb, k.idx(st), tokens);
       group = commit(k, tokens);
     }
     waitOldest(k, group);
@@ -444,7 +299,7 @@ void MmaSyncEmitter::emit() {
   // keep is false), then t log2 e. Without them, with a positive scale the
   // row max of the raw scores times the scale is the max of the scaled
   // scores, so the scale folds into exp2's FFMA.
-  const ScoreScaling scaling(plan.op);
+  const ScoreScaling scaling(plan);
 
   // One key block: `masked` applies the per-element structural mask and
   // the key tail (the blocks those cut), otherwise none is computed.
@@ -458,8 +313,8 @@ void MmaSyncEmitter::emit() {
     Value ahead = e.add(kb, e.idx(kStages - 1));
     Value next = e.remu(e.sub(ahead, kbBegin), kStages);
     SmallVector<Value> tokens;
-    copyBlock(e, key, kBuf, D, ahead, next, tokens);
-    copyBlock(e, value, vBuf, Dv, ahead, next, tokens);
+    copyBlock(e, key, bi, kvh, kBuf, D, ahead, next, tokens);
+    copyBlock(e, value, bi, kvh, vBuf, Dv, ahead, next, tokens);
     Value group = commit(e, tokens);
 
     SmallVector<Value> cur(iter.begin(), iter.end());
@@ -582,124 +437,10 @@ void MmaSyncEmitter::emit() {
   gpu::ReturnOp::create(b, loc);
 }
 
-class MmaSyncFamily final : public KernelFamily {
-public:
-  StringRef getName() const override { return "mma_sync"; }
-  const KernelFamily *getFallback() const override { return &getSimtFamily(); }
-  std::string getUnsupportedReason(AttentionOp op,
-                                   StringRef chip) const override {
-    if (!isMmaSyncChip(chip))
-      return ("mma_sync needs sm_80 or newer (cp.async, bf16 mma.sync), the "
-              "target is " + chip).str();
-    return getTensorCoreUnsupportedReason(op);
-  }
-  LogicalResult
-  resolveOptions(KernelPlan &plan,
-                 const AttentionKernelOptions &requested) const override;
-  int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
-    return SharedLayout(plan).total();
-  }
-  void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
-    OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
-    MmaSyncEmitter(plan, b, plan.op.getLoc(), func.getArguments()).emit();
-  }
-};
-
-/// Defaults per head dim d = max(dqk, dv) and features, measured on the
-/// H200 (docs/GPU.md) and chosen so that ptxas needs no spills under 255
-/// registers. 2 stages (3 were 5-15% slower at d = 128). Rows per warp:
-/// two m16 tiles up to d = 128; one above (O alone needs 2 M dv / 4 f32
-/// registers per thread), with dropout (Philox per element) and with
-/// per-element scores (bias, keep mask, score_mod) above d = 64. Warps:
-/// 4, and 8 above d = 128 (128 rows share each K/V block: +7-9% at
-/// d = 256). Keys per block: 64, but 32 with dropout and with two tiles
-/// above d = 64 when some blocks take the per-element mask (causal/window
-/// edges, a key tail): O (128) + S (64) f32 registers per thread and the
-/// masked loop body spill there.
-LogicalResult
-MmaSyncFamily::resolveOptions(KernelPlan &plan,
-                              const AttentionKernelOptions &requested) const {
-  AttentionOp op = plan.op;
-  const int64_t sharedLimit = plan.sharedLimit;
-  AttentionKernelOptions &resolved = plan.cfg;
-  resolved = requested;
-  resolved.mma = getName();
-  int64_t d = std::max(paddedHeadDim(plan.D), paddedHeadDim(plan.Dv));
-  bool dropout = static_cast<bool>(op.getSeed());
-  bool elementwise = op.getBias() || op.getKeepMask() || op.hasScoreMod();
-  if (resolved.warps == 0)
-    resolved.warps = d > 128 ? 8 : 4;
-  if (resolved.stages == 0)
-    resolved.stages = 2;
-  if (resolved.warps != 4 && resolved.warps != 8)
-    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
-                               "warps 4 or 8, not "
-                            << resolved.warps;
-  if (resolved.stages < 2 || resolved.stages > 4)
-    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
-                               "2 to 4 stages, not "
-                            << resolved.stages;
-  int64_t warpRows = 16 * resolved.warps;
-  if (resolved.blockQ == 0)
-    resolved.blockQ = d > 128 || dropout || (elementwise && d > 64)
-                          ? warpRows
-                          : 2 * warpRows;
-  if (resolved.blockQ != warpRows && resolved.blockQ != 2 * warpRows)
-    return op.emitOpError()
-           << "convert-attn-to-gpu: mma=mma_sync with " << resolved.warps
-           << " warps takes block-q " << warpRows << " or " << 2 * warpRows
-           << " (one or two m16 tiles per warp), not " << resolved.blockQ;
-  bool twoTiles = resolved.blockQ == 2 * warpRows;
-  bool maskedBlocks =
-      plan.leftBounded || plan.rightBounded || plan.Nk % 64 != 0;
-  if (resolved.blockK == 0)
-    resolved.blockK =
-        dropout || (twoTiles && d > 64 && maskedBlocks) ? 32 : 64;
-  if (resolved.blockK != 32 && resolved.blockK != 64)
-    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
-                               "block-k 32 or 64, not "
-                            << resolved.blockK;
-  // Defaults shrink to the target's shared memory: 32-key blocks, then
-  // one m16 tile per warp, then 4 warps.
-  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
-  if (requested.blockK == 0 && sharedBytes() > sharedLimit)
-    resolved.blockK = 32;
-  if (requested.blockQ == 0 && sharedBytes() > sharedLimit)
-    resolved.blockQ = warpRows;
-  if (requested.blockQ == 0 && requested.warps == 0 &&
-      sharedBytes() > sharedLimit && resolved.warps == 8) {
-    resolved.warps = 4;
-    resolved.blockQ = 64;
-  }
-  resolved.threadsPerRow = 1;
-  // Online-softmax steps of `chunk` keys within a block (m16n8k16: a
-  // multiple of 16 dividing block-k); the whole block by default.
-  if (resolved.chunk == 0)
-    resolved.chunk = resolved.blockK;
-  if (resolved.chunk <= 0 || resolved.chunk % 16 != 0 ||
-      resolved.blockK % resolved.chunk != 0)
-    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes a "
-                               "chunk that is a multiple of 16 dividing "
-                               "block-k, not "
-                            << resolved.chunk;
-  plan.threads = 32 * resolved.warps;
-  if (sharedBytes() > sharedLimit)
-    return op.emitOpError()
-           << "convert-attn-to-gpu: the mma_sync kernel needs "
-           << sharedBytes()
-           << " bytes of shared memory (K/V stages and Q), more than the "
-           << sharedLimit << " a CTA can have on the target; lower stages, "
-           << "block-k or block-q";
-  // The mask is computed in i32 (key - row and Nk - key, emit()).
-  if (plan.Nq + plan.Nk + resolved.blockQ + resolved.blockK >
-      std::numeric_limits<int32_t>::max())
-    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
-                               "Nq + Nk below 2^31";
-  return success();
-}
 } // namespace
 
-const KernelFamily &attnfuse::gpu_kernels::getMmaSyncFamily() {
-  static const MmaSyncFamily family;
-  return family;
+void attnfuse::gpu_kernels::emitMmaSyncForward(KernelPlan &plan,
+                                               gpu::GPUFuncOp func) {
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  MmaSyncForwardKernel(plan, b, plan.op.getLoc(), func.getArguments()).emit();
 }

@@ -1,0 +1,89 @@
+//===- KernelPlan.cpp - kernel kinds and their arguments by role ----------===//
+//
+// See KernelPlan.h.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelPlan.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <iterator>
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::gpu_kernels;
+
+SmallVector<ArgRole>
+attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
+  switch (plan.kind) {
+  case KernelKind::Forward: {
+    SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V};
+    if (plan.bias)
+      roles.push_back(ArgRole::Bias);
+    if (plan.keepMask)
+      roles.push_back(ArgRole::Keep);
+    if (plan.seed)
+      roles.push_back(ArgRole::Seed);
+    roles.append(plan.captures.size(), ArgRole::Capture);
+    roles.push_back(ArgRole::O);
+    roles.push_back(ArgRole::Lse);
+    return roles;
+  }
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+namespace {
+/// Per role (in ArgRole's order): its name and the KernelArgs member that
+/// holds it (null for the captures, a list).
+struct RoleInfo {
+  const char *name;
+  Value KernelArgs::*slot;
+};
+constexpr RoleInfo kRoles[] = {
+    {"q", &KernelArgs::q},       {"k", &KernelArgs::key},
+    {"v", &KernelArgs::value},   {"bias", &KernelArgs::bias},
+    {"keep", &KernelArgs::keep}, {"seed", &KernelArgs::seed},
+    {"capture", nullptr},        {"o", &KernelArgs::out},
+    {"lse", &KernelArgs::lse},
+};
+static_assert(std::size(kRoles) == static_cast<size_t>(ArgRole::Lse) + 1,
+              "kRoles disagrees with ArgRole");
+} // namespace
+
+StringRef attnfuse::gpu_kernels::getArgumentName(ArgRole role) {
+  return kRoles[static_cast<size_t>(role)].name;
+}
+
+unsigned attnfuse::gpu_kernels::getArgumentIndex(const KernelPlan &plan,
+                                                 ArgRole role) {
+  SmallVector<ArgRole> roles = getArgumentRoles(plan);
+  auto *it = llvm::find(roles, role);
+  assert(it != roles.end() && "the kernel has no argument of this role");
+  return it - roles.begin();
+}
+
+KernelArgs::KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args) {
+  SmallVector<ArgRole> roles = getArgumentRoles(plan);
+  assert(args.size() == roles.size() + plan.tensorMaps.size() &&
+         "the kernel's arguments disagree with its roles");
+  for (auto [role, arg] : llvm::zip(roles, args)) {
+    if (Value KernelArgs::*slot = kRoles[static_cast<size_t>(role)].slot)
+      this->*slot = arg;
+    else
+      captureArgs.push_back(arg);
+  }
+  for (BlockArgument arg : args.drop_front(roles.size()))
+    tensorMapArgs.push_back(arg);
+}
+
+void KernelArgs::mapCaptures(const KernelPlan &plan, OpBuilder &b,
+                             Location loc) {
+  for (auto [capture, arg] : llvm::zip(plan.captures, captureArgs)) {
+    Value value = arg;
+    if (auto type = dyn_cast<RankedTensorType>(capture.getType()))
+      value = bufferization::ToTensorOp::create(b, loc, type, arg,
+                                                /*restrict=*/true);
+    captureMap.map(capture, value);
+  }
+}

@@ -1,0 +1,132 @@
+//===- KernelPlan.h - a kernel of convert-attn-to-gpu, by kind -*- C++ -*-===//
+//
+// What a kernel is before a family emits it: its kind (KernelKind: the
+// forward today; a backward pre-pass and a backward are kinds of their own
+// beside the instruction families, KernelFamily.h), its static facts
+// (KernelPlan) and its arguments by role (ArgRole, KernelArgs), the one
+// definition of their order that the host side (AttnToGPU.cpp) and the
+// kernel bodies share. Internal to lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELPLAN_H
+#define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELPLAN_H
+
+#include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attnfuse/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace attnfuse::gpu_kernels {
+using namespace mlir;
+using attn::AttentionOp;
+using attn::AttentionOpInterface;
+using attn::MaskWindow;
+
+/// What a kernel computes. A family (KernelFamily) emits each kind it has
+/// from its building blocks; a kind fixes the kernel's arguments
+/// (getArgumentRoles).
+enum class KernelKind {
+  /// attn.attention: O and lse from Q, K, V (FlashAttention-2/3's forward).
+  Forward,
+};
+
+/// A tensor map a kernel takes: a TMA view of its argument `source` (a
+/// contiguous [B, H, N, D] buffer: Q, K, V or O) in boxes of `box` elements
+/// (outermost first), written to shared memory with the swizzle of `swizzle`
+/// bytes (0, 32, 64 or 128), with L2 promotion of `l2Promotion` bytes (0,
+/// 64, 128 or 256); out-of-bounds elements read as zeros.
+struct TensorMapSpec {
+  unsigned source;
+  SmallVector<int64_t, 4> box;
+  int64_t swizzle, l2Promotion;
+};
+
+/// The static facts of one kernel.
+struct KernelPlan {
+  KernelKind kind = KernelKind::Forward;
+  /// The op's score pipeline (scale, score_mod, structural mask, dropout),
+  /// which attn.attention and attn.attention_backward share.
+  AttentionOpInterface op;
+  /// The op's optional operands (null where absent): the bias, the keep
+  /// mask and the dropout seed.
+  Value bias, keepMask, seed;
+  AttentionKernelOptions cfg;
+  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
+  /// Bytes of shared memory a CTA can have on the target (set before a
+  /// family resolves its options).
+  int64_t sharedLimit = 0;
+  Type elementType;
+  MaskWindow window;
+  bool leftBounded, rightBounded;
+  /// The grid's x walks (batch, head) and y the query blocks, backwards:
+  /// with a causal-like mask (bounded on the right only) the last query
+  /// blocks see the most keys, and this order dispatches every head's
+  /// longest block before any shorter one (longest first over the whole
+  /// grid; measured +7-9% at d = 128 causal on the H200). Otherwise x walks
+  /// the query blocks, so that CTAs running together share K/V in L2.
+  bool headsFastest;
+  /// SIMT: scores need only `scale * q.k` and the masks (no score_mod, no
+  /// bias), so the scale (times log2 e) is folded into q. (The mma_sync
+  /// kernel folds it into exp2's FMA instead, when there are no per-element
+  /// scores and the scale is positive.)
+  bool foldedScale;
+  /// The values the score_mod region uses from above (getScoreModCaptures:
+  /// tensors it reads with tensor.extract, scalars), passed as kernel
+  /// arguments.
+  SmallVector<Value> captures;
+  /// The tensor maps the kernel takes (KernelFamily::getTensorMaps), after
+  /// its other arguments.
+  SmallVector<TensorMapSpec> tensorMaps;
+
+  /// The bias's type where it has all four dims [B or 1, H or 1, Nq or 1,
+  /// Nk or 1]; null without a bias or with a lower-rank one.
+  ShapedType getFullRankBiasType() const {
+    if (!bias)
+      return {};
+    auto type = cast<ShapedType>(bias.getType());
+    return type.getRank() == 4 ? type : ShapedType();
+  }
+};
+
+/// What a kernel argument is. The kernel takes one argument per role of
+/// getArgumentRoles (one per capture), then its tensor maps.
+enum class ArgRole { Q, K, V, Bias, Keep, Seed, Capture, O, Lse };
+
+/// The roles of the arguments of the kernel of `plan` before its tensor
+/// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
+/// [captures...], O, lse.
+SmallVector<ArgRole> getArgumentRoles(const KernelPlan &plan);
+/// The name of an argument of `role` (the kernel's attn.args).
+StringRef getArgumentName(ArgRole role);
+/// The index among the kernel's arguments of the first of `role` (the
+/// kernel must have one).
+unsigned getArgumentIndex(const KernelPlan &plan, ArgRole role);
+
+/// The kernel's arguments by role (getArgumentRoles), as the kernel body
+/// sees them; null where the kernel has none of a role.
+struct KernelArgs {
+  Value q, key, value, bias, keep, seed, out, lse;
+  SmallVector<Value> captureArgs;
+  /// Pointers to the tensor maps of plan.tensorMaps (128-byte CUtensorMap
+  /// objects in global memory).
+  SmallVector<Value> tensorMapArgs;
+  /// The score_mod region's captures mapped to the kernel's values
+  /// (mapCaptures), for buildMaskedScore.
+  IRMapping captureMap;
+  KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args);
+  /// Maps each capture of `plan` to its kernel argument, a captured tensor
+  /// to the tensor of its buffer (the region reads it with tensor.extract;
+  /// bufferization turns the reads into loads). Emitted at the insertion
+  /// point of `b`, once per kernel.
+  void mapCaptures(const KernelPlan &plan, OpBuilder &b, Location loc);
+  /// The mapping for buildMaskedScore (null without captures).
+  const IRMapping *getCaptures() const {
+    return captureArgs.empty() ? nullptr : &captureMap;
+  }
+};
+
+} // namespace attnfuse::gpu_kernels
+
+#endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELPLAN_H

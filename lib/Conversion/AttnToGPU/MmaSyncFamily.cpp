@@ -1,0 +1,147 @@
+//===- MmaSyncFamily.cpp - the mma.sync instruction family ----------------===//
+//
+// The mma_sync family (KernelFamily.h): sm_80+ warp-level mma.sync
+// m16n8k16, FlashAttention-2's structure. Its options and their defaults,
+// and its kernel kinds, assembled from its building blocks
+// (MmaSyncBlocks.h):
+//
+//   forward   MmaSyncForward.cpp
+//
+//===----------------------------------------------------------------------===//
+#include "Fragments.h"
+#include "KernelFamily.h"
+#include "MmaSyncForward.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::gpu_kernels;
+
+namespace {
+class MmaSyncFamily final : public KernelFamily {
+public:
+  StringRef getName() const override { return "mma_sync"; }
+  const KernelFamily *getFallback() const override { return &getSimtFamily(); }
+  std::string getUnsupportedReason(const KernelPlan &plan,
+                                   StringRef chip) const override {
+    if (!isMmaSyncChip(chip))
+      return ("mma_sync needs sm_80 or newer (cp.async, bf16 mma.sync), the "
+              "target is " + chip).str();
+    return getTensorCoreUnsupportedReason(plan);
+  }
+  LogicalResult
+  resolveOptions(KernelPlan &plan,
+                 const AttentionKernelOptions &requested) const override;
+  int64_t getDynamicSharedBytes(const KernelPlan &plan) const override {
+    switch (plan.kind) {
+    case KernelKind::Forward:
+      return MmaSyncForwardLayout(plan).total();
+    }
+    llvm_unreachable("unknown kernel kind");
+  }
+  void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
+    switch (plan.kind) {
+    case KernelKind::Forward:
+      return emitMmaSyncForward(plan, func);
+    }
+  }
+};
+
+/// Defaults per head dim d = max(dqk, dv) and features, measured on the
+/// H200 (docs/GPU.md) and chosen so that ptxas needs no spills under 255
+/// registers. 2 stages (3 were 5-15% slower at d = 128). Rows per warp:
+/// two m16 tiles up to d = 128; one above (O alone needs 2 M dv / 4 f32
+/// registers per thread), with dropout (Philox per element) and with
+/// per-element scores (bias, keep mask, score_mod) above d = 64. Warps:
+/// 4, and 8 above d = 128 (128 rows share each K/V block: +7-9% at
+/// d = 256). Keys per block: 64, but 32 with dropout and with two tiles
+/// above d = 64 when some blocks take the per-element mask (causal/window
+/// edges, a key tail): O (128) + S (64) f32 registers per thread and the
+/// masked loop body spill there.
+LogicalResult
+MmaSyncFamily::resolveOptions(KernelPlan &plan,
+                              const AttentionKernelOptions &requested) const {
+  AttentionOpInterface op = plan.op;
+  const int64_t sharedLimit = plan.sharedLimit;
+  AttentionKernelOptions &resolved = plan.cfg;
+  resolved = requested;
+  resolved.mma = getName();
+  int64_t d = std::max(paddedHeadDim(plan.D), paddedHeadDim(plan.Dv));
+  bool dropout = static_cast<bool>(plan.seed);
+  bool elementwise = plan.bias || plan.keepMask || op.hasScoreMod();
+  if (resolved.warps == 0)
+    resolved.warps = d > 128 ? 8 : 4;
+  if (resolved.stages == 0)
+    resolved.stages = 2;
+  if (resolved.warps != 4 && resolved.warps != 8)
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
+                               "warps 4 or 8, not "
+                            << resolved.warps;
+  if (resolved.stages < 2 || resolved.stages > 4)
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
+                               "2 to 4 stages, not "
+                            << resolved.stages;
+  int64_t warpRows = 16 * resolved.warps;
+  if (resolved.blockQ == 0)
+    resolved.blockQ =
+        d > 128 || dropout || (elementwise && d > 64) ? warpRows : 2 * warpRows;
+  if (resolved.blockQ != warpRows && resolved.blockQ != 2 * warpRows)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: mma=mma_sync with " << resolved.warps
+           << " warps takes block-q " << warpRows << " or " << 2 * warpRows
+           << " (one or two m16 tiles per warp), not " << resolved.blockQ;
+  bool twoTiles = resolved.blockQ == 2 * warpRows;
+  bool maskedBlocks =
+      plan.leftBounded || plan.rightBounded || plan.Nk % 64 != 0;
+  if (resolved.blockK == 0)
+    resolved.blockK = dropout || (twoTiles && d > 64 && maskedBlocks) ? 32 : 64;
+  if (resolved.blockK != 32 && resolved.blockK != 64)
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes "
+                               "block-k 32 or 64, not "
+                            << resolved.blockK;
+  // Defaults shrink to the target's shared memory: 32-key blocks, then
+  // one m16 tile per warp, then 4 warps.
+  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
+  if (requested.blockK == 0 && sharedBytes() > sharedLimit)
+    resolved.blockK = 32;
+  if (requested.blockQ == 0 && sharedBytes() > sharedLimit)
+    resolved.blockQ = warpRows;
+  if (requested.blockQ == 0 && requested.warps == 0 &&
+      sharedBytes() > sharedLimit && resolved.warps == 8) {
+    resolved.warps = 4;
+    resolved.blockQ = 64;
+  }
+  resolved.threadsPerRow = 1;
+  // Online-softmax steps of `chunk` keys within a block (m16n8k16: a
+  // multiple of 16 dividing block-k); the whole block by default.
+  if (resolved.chunk == 0)
+    resolved.chunk = resolved.blockK;
+  if (resolved.chunk <= 0 || resolved.chunk % 16 != 0 ||
+      resolved.blockK % resolved.chunk != 0)
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync takes a "
+                               "chunk that is a multiple of 16 dividing "
+                               "block-k, not "
+                            << resolved.chunk;
+  plan.threads = 32 * resolved.warps;
+  if (sharedBytes() > sharedLimit)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync kernel needs " << sharedBytes()
+           << " bytes of shared memory (K/V stages and Q), more than the "
+           << sharedLimit << " a CTA can have on the target; lower stages, "
+           << "block-k or block-q";
+  // The mask is computed in i32 (key - row and Nk - key, emit()).
+  if (plan.Nq + plan.Nk + resolved.blockQ + resolved.blockK >
+      std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
+                               "Nq + Nk below 2^31";
+  return success();
+}
+} // namespace
+
+const KernelFamily &attnfuse::gpu_kernels::getMmaSyncFamily() {
+  static const MmaSyncFamily family;
+  return family;
+}

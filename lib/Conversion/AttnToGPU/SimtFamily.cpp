@@ -1,0 +1,125 @@
+//===- SimtFamily.cpp - the SIMT instruction family -----------------------===//
+//
+// The simt family (KernelFamily.h): f32 FMAs on CUDA cores, f16, bf16 and
+// f32 operands, every feature of the op; the last fallback of the
+// tensor-core families. Its options and their defaults, and its kernel
+// kinds:
+//
+//   forward   SimtForward.cpp
+//
+//===----------------------------------------------------------------------===//
+#include "KernelFamily.h"
+#include "SimtForward.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::gpu_kernels;
+
+namespace {
+class SimtFamily final : public KernelFamily {
+public:
+  StringRef getName() const override { return "simt"; }
+  std::string getUnsupportedReason(const KernelPlan &,
+                                   StringRef) const override {
+    return "";
+  }
+  LogicalResult
+  resolveOptions(KernelPlan &plan,
+                 const AttentionKernelOptions &requested) const override;
+  int64_t getDynamicSharedBytes(const KernelPlan &) const override { return 0; }
+  SmallVector<Type> getWorkgroupBuffers(const KernelPlan &plan,
+                                        MLIRContext *ctx) const override {
+    switch (plan.kind) {
+    case KernelKind::Forward:
+      return getSimtForwardWorkgroupBuffers(plan, ctx);
+    }
+    llvm_unreachable("unknown kernel kind");
+  }
+  void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
+    switch (plan.kind) {
+    case KernelKind::Forward:
+      return emitSimtForward(plan, func);
+    }
+  }
+};
+
+/// The static shared memory of a CTA.
+constexpr int64_t kStaticShared = 48 * 1024;
+/// Bytes of the f32 K and V blocks of `blockK` keys in shared memory.
+static int64_t kvBlockBytes(const KernelPlan &plan, int64_t blockK) {
+  return 4 * blockK * (plan.D + plan.Dv);
+}
+
+/// Defaults per head dimension d = max(Dqk, Dv): 32 elements of Q and of
+/// the accumulator per thread (T = max(1, d / 32), halved until groups of 4
+/// elements of T threads split both Dqk and Dv), 128 query rows per CTA
+/// for d <= 64 and 64 above (at most 255 registers per thread, no spills),
+/// 64 keys per block for d <= 64 and 32 above (so that the f32 K and V
+/// blocks stay within 32 KB of static shared memory; halved until they fit
+/// in 48 KB), chunks of 16 keys.
+LogicalResult
+SimtFamily::resolveOptions(KernelPlan &plan,
+                           const AttentionKernelOptions &requested) const {
+  AttentionOpInterface op = plan.op;
+  AttentionKernelOptions &cfg = plan.cfg;
+  cfg = requested;
+  cfg.mma = getName();
+  int64_t d = std::max(plan.D, plan.Dv);
+  // Each thread of a row takes groups of 4 elements of both head dims.
+  auto splits = [&](int64_t t) {
+    return plan.D % (4 * t) == 0 && plan.Dv % (4 * t) == 0;
+  };
+  if (plan.D % 4 != 0 || plan.Dv % 4 != 0)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the simt family needs head dimensions "
+              "that are multiples of 4 (Dqk = "
+           << plan.D << ", Dv = " << plan.Dv << ")";
+  if (cfg.threadsPerRow <= 0) {
+    cfg.threadsPerRow = std::clamp<int64_t>(d / 32, 1, 8);
+    while (!splits(cfg.threadsPerRow))
+      cfg.threadsPerRow /= 2;
+  }
+  if (cfg.blockQ <= 0)
+    cfg.blockQ = d <= 64 ? 128 : 64;
+  if (cfg.blockK <= 0) {
+    cfg.blockK = d <= 64 ? 64 : 32;
+    while (cfg.blockK > 8 && kvBlockBytes(plan, cfg.blockK) > kStaticShared)
+      cfg.blockK /= 2;
+  }
+  if (cfg.chunk <= 0)
+    cfg.chunk = std::min<int64_t>(16, cfg.blockK);
+  int64_t T = cfg.threadsPerRow;
+  if (T > 32 || !llvm::isPowerOf2_64(T))
+    return op.emitOpError() << "convert-attn-to-gpu: threads-per-row (" << T
+                            << ") must be a power of two <= 32";
+  if (!splits(T))
+    return op.emitOpError()
+           << "convert-attn-to-gpu: threads-per-row (" << T
+           << ") must split both head dimensions into groups of 4 elements "
+              "per thread: Dqk = "
+           << plan.D << " and Dv = " << plan.Dv << " must be multiples of "
+           << 4 * T;
+  if (cfg.blockK % cfg.chunk != 0 || (cfg.blockQ * T) % 32 != 0 ||
+      cfg.blockQ * T > 1024)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: block-k must be a multiple of chunk and "
+              "block-q * threads-per-row a multiple of 32, at most 1024";
+  if (kvBlockBytes(plan, cfg.blockK) > kStaticShared)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the f32 K and V blocks ("
+           << kvBlockBytes(plan, cfg.blockK)
+           << " bytes) exceed 48 KB of static shared memory; lower block-k";
+  plan.threads = cfg.blockQ * T;
+  plan.foldedScale = !op.hasScoreMod() && !plan.bias;
+  return success();
+}
+} // namespace
+
+const KernelFamily &attnfuse::gpu_kernels::getSimtFamily() {
+  static const SimtFamily family;
+  return family;
+}
