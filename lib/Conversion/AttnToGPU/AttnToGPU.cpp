@@ -1,7 +1,9 @@
 //===- AttnToGPU.cpp - fused CUDA attention kernels -----------------------===//
 //
 // Generates, for each attn.attention, one fused FlashAttention forward kernel
-// (gpu.func, kernel kind `forward`) and its launch (gpu.launch_func). The
+// (gpu.func, kernel kind `forward`) and its launch (gpu.launch_func); for
+// each attn.attention_backward, the backward kinds' kernels (pre-pass,
+// backward, dQ conversion) and their launches in order. The
 // kernel body belongs to an instruction family (KernelFamily.h: simt,
 // mma_sync, wgmma); this file builds the op's KernelPlan, picks the family
 // (`mma`, `auto` by `chip`; the fallback remarks), checks what every family
@@ -64,7 +66,7 @@ MemRefType memrefFor(Value tensor) {
 /// The score_mod region reads a captured tensor with tensor.extract of the
 /// kernel argument's bufferization.to_tensor (KernelArgs::mapCaptures): those
 /// reads become memref.load of the argument.
-static LogicalResult loadCapturedTensors(AttentionOp op,
+static LogicalResult loadCapturedTensors(AttentionOpInterface op,
                                          gpu::GPUFuncOp func) {
   SmallVector<bufferization::ToTensorOp> views;
   func.walk([&](bufferization::ToTensorOp view) { views.push_back(view); });
@@ -72,7 +74,7 @@ static LogicalResult loadCapturedTensors(AttentionOp op,
     for (Operation *user : llvm::make_early_inc_range(view->getUsers())) {
       auto extract = dyn_cast<tensor::ExtractOp>(user);
       if (!extract)
-        return op.emitOpError()
+        return op->emitOpError()
                << "convert-attn-to-gpu: the score_mod region uses a captured "
                   "tensor in '"
                << user->getName() << "'; a kernel reads it by tensor.extract";
@@ -347,6 +349,13 @@ LogicalResult attnfuse::convertAttentionToGPU(
       arg = lseBuf = memref::AllocOp::create(
           b, loc, MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type()));
       break;
+    case ArgRole::GradOut:
+    case ArgRole::Di:
+    case ArgRole::DqAccum:
+    case ArgRole::Dq:
+    case ArgRole::Dk:
+    case ArgRole::Dv:
+      llvm_unreachable("a backward role in the forward kernel");
     }
     operands.push_back(arg);
     names.push_back(getArgumentName(role));
@@ -448,6 +457,226 @@ LogicalResult attnfuse::convertAttentionToGPU(
   return success();
 }
 
+/// The family for the kernel kind of `plan`: `family`, or the first of its
+/// fallbacks that can compute it (a remark per fallback taken); null after a
+/// located error.
+static const KernelFamily *selectFamily(Operation *op, const KernelFamily *family,
+                                        const KernelPlan &plan,
+                                        StringRef chip) {
+  for (std::string why = family->getUnsupportedReason(plan, chip);
+       !why.empty(); why = family->getUnsupportedReason(plan, chip)) {
+    const KernelFamily *next = family->getFallback();
+    if (!next) {
+      op->emitOpError() << "convert-attn-to-gpu: mma=" << family->getName()
+                        << " cannot compute it: " << why;
+      return nullptr;
+    }
+    op->emitRemark() << "convert-attn-to-gpu: mma=" << family->getName()
+                     << " falls back to " << next->getName() << ": " << why;
+    family = next;
+  }
+  return family;
+}
+
+/// The gpu.func `name` of the kernel of `plan` (options resolved, no tensor
+/// maps) in `gpuModule`, with its launch attributes, and its launch at the
+/// insertion point of `b` with `operands` (named `names`, the roles of
+/// getArgumentRoles in order).
+static LogicalResult buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
+                                          gpu::GPUModuleOp gpuModule,
+                                          StringRef name,
+                                          const KernelFamily &family,
+                                          KernelPlan &plan,
+                                          ArrayRef<Value> operands,
+                                          ArrayRef<StringRef> names) {
+  assert(plan.tensorMaps.empty() && "the host creates no tensor maps here");
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  LaunchShape shape = family.getLaunchShape(plan);
+  if (shape.grid[0] > std::numeric_limits<int32_t>::max() ||
+      shape.grid[1] > 65535 || shape.grid[2] > 65535)
+    return op->emitOpError()
+           << "convert-attn-to-gpu: the grid of " << name << " ("
+           << shape.grid[0] << ", " << shape.grid[1]
+           << ") exceeds CUDA's limits (2^31 - 1, 65535)";
+  SmallVector<Type> argTypes;
+  for (Value v : operands)
+    argTypes.push_back(v.getType());
+  OpBuilder kb = OpBuilder::atBlockEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(kb, loc, name,
+                                     FunctionType::get(ctx, argTypes, {}),
+                                     family.getWorkgroupBuffers(plan, ctx));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
+  func->setAttr("attn.grid", kb.getDenseI64ArrayAttr(shape.grid));
+  func->setAttr("attn.block", kb.getDenseI64ArrayAttr(shape.block));
+  func->setAttr("attn.args", kb.getStrArrayAttr(names));
+  const AttentionKernelOptions &cfg = plan.cfg;
+  func->setAttr("attn.config",
+                kb.getDenseI64ArrayAttr({cfg.blockQ, cfg.blockK,
+                                         cfg.threadsPerRow, cfg.chunk}));
+  int64_t dynamicShared = family.getDynamicSharedBytes(plan);
+  func->setAttr("attn.family", kb.getStringAttr(family.getName()));
+  func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
+  family.emit(plan, func);
+  if (failed(loadCapturedTensors(op, func)))
+    return failure();
+  KB k{b, loc};
+  auto dim3 = [&](ArrayRef<int64_t> v) {
+    return gpu::KernelDim3{k.idx(v[0]), k.idx(v[1]), k.idx(v[2])};
+  };
+  Value dynamicSharedSize;
+  if (dynamicShared > 0)
+    dynamicSharedSize = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(dynamicShared)));
+  gpu::LaunchFuncOp::create(b, loc, func, dim3(shape.grid), dim3(shape.block),
+                            dynamicSharedSize, operands);
+  return success();
+}
+
+LogicalResult attnfuse::convertAttentionBackwardToGPU(
+    AttentionBackwardOp op, Operation *gpuModuleOp, StringRef kernelName,
+    const AttentionKernelOptions &options) {
+  auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
+  const KernelFamily *family = lookupKernelFamily(options.mma, options.chip);
+  if (!family)
+    return op.emitOpError() << "convert-attn-to-gpu: unknown mma family '"
+                            << options.mma << "' (" << getKernelFamilyNames()
+                            << ")";
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
+      return op.emitOpError("convert-attn-to-gpu needs static shapes");
+  // The derivative of the score_mod region (buildScoreModWithDerivative)
+  // clones constants from above into the kernel, nothing else.
+  if (!op.getScoreMod().empty()) {
+    SetVector<Value> captures = getScoreModCaptures(op.getScoreMod());
+    if (!captures.empty()) {
+      InFlightDiagnostic diag =
+          op.emitOpError()
+          << "convert-attn-to-gpu: the backward kernels do not support a "
+             "score_mod region that uses values from outside it other than "
+             "constants (here a value of type "
+          << captures.front().getType() << ")";
+      diag.attachNote(captures.front().getLoc()) << "it is defined here";
+      return diag;
+    }
+  }
+  RankedTensorType qType = op.getQueryType(), kType = op.getKeyType(),
+                   vType = op.getValueType();
+  KernelPlan plan;
+  plan.kind = KernelKind::Backward;
+  plan.op = op;
+  plan.bias = op.getBias();
+  plan.keepMask = op.getKeepMask();
+  plan.seed = op.getSeed();
+  plan.B = qType.getDimSize(0);
+  plan.Hq = qType.getDimSize(1);
+  plan.Hkv = kType.getDimSize(1);
+  plan.Nq = qType.getDimSize(2);
+  plan.Nk = kType.getDimSize(2);
+  plan.D = qType.getDimSize(3);
+  plan.Dv = vType.getDimSize(3);
+  plan.G = plan.Hq / plan.Hkv;
+  plan.elementType = qType.getElementType();
+  if (!plan.elementType.isF16() && !plan.elementType.isBF16() &&
+      !plan.elementType.isF32())
+    return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
+  plan.window = op.getMaskWindow();
+  plan.leftBounded = isWindowSideBounded(plan.window.left, plan.Nq, plan.Nk);
+  plan.rightBounded = isWindowSideBounded(plan.window.right, plan.Nq, plan.Nk);
+  plan.headsFastest = false;
+  plan.foldedScale = false;
+  family = selectFamily(op, family, plan, options.chip);
+  if (!family)
+    return failure();
+  plan.sharedLimit = options.sharedMemoryLimit > 0
+                         ? options.sharedMemoryLimit
+                         : sharedMemoryLimitForChip(options.chip);
+  if (failed(family->resolveOptions(plan, options)))
+    return failure();
+  plan.numQB = plan.Nq;
+  plan.numKB = llvm::divideCeil(plan.Nk, plan.cfg.blockK);
+  // The pre-pass and the conversion: the same plan, their own kinds.
+  KernelPlan pre = plan, convert = plan;
+  pre.kind = KernelKind::BackwardPre;
+  convert.kind = KernelKind::BackwardConvert;
+  for (KernelPlan *p : {&pre, &convert}) {
+    if (!family->getUnsupportedReason(*p, options.chip).empty() ||
+        failed(family->resolveOptions(*p, options)))
+      return op.emitOpError() << "convert-attn-to-gpu: mma="
+                              << family->getName()
+                              << " has the backward but not its pre-pass or "
+                                 "dQ conversion";
+    p->numQB = plan.numQB;
+    p->numKB = plan.numKB;
+  }
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  auto addBuffer = [&](Value tensor) {
+    return bufferization::ToBufferOp::create(b, loc, memrefFor(tensor), tensor,
+                                             /*readOnly=*/true)
+        .getResult();
+  };
+  auto alloc = [&](ArrayRef<int64_t> shape, Type type) {
+    return memref::AllocOp::create(b, loc, MemRefType::get(shape, type))
+        .getResult();
+  };
+  DenseMap<ArgRole, Value> buffers;
+  buffers[ArgRole::Q] = addBuffer(op.getQuery());
+  buffers[ArgRole::K] = addBuffer(op.getKey());
+  buffers[ArgRole::V] = addBuffer(op.getValue());
+  buffers[ArgRole::O] = addBuffer(op.getOutput());
+  buffers[ArgRole::Lse] = addBuffer(op.getLse());
+  buffers[ArgRole::GradOut] = addBuffer(op.getGradOutput());
+  if (plan.bias)
+    buffers[ArgRole::Bias] = addBuffer(plan.bias);
+  if (plan.keepMask)
+    buffers[ArgRole::Keep] = addBuffer(plan.keepMask);
+  if (plan.seed)
+    buffers[ArgRole::Seed] = plan.seed;
+  buffers[ArgRole::Di] = alloc({plan.B, plan.Hq, plan.Nq}, f32);
+  buffers[ArgRole::DqAccum] = alloc({plan.B, plan.Hq, plan.Nq, plan.D}, f32);
+  buffers[ArgRole::Dk] =
+      alloc({plan.B, plan.Hkv, plan.Nk, plan.D}, plan.elementType);
+  buffers[ArgRole::Dv] =
+      alloc({plan.B, plan.Hkv, plan.Nk, plan.Dv}, plan.elementType);
+  bool converts = plan.elementType != f32;
+  buffers[ArgRole::Dq] =
+      converts ? alloc({plan.B, plan.Hq, plan.Nq, plan.D}, plan.elementType)
+               : buffers[ArgRole::DqAccum];
+
+  auto launch = [&](KernelPlan &p, StringRef suffix) {
+    SmallVector<Value> operands;
+    SmallVector<StringRef> names;
+    for (ArgRole role : getArgumentRoles(p)) {
+      operands.push_back(buffers.lookup(role));
+      names.push_back(getArgumentName(role));
+    }
+    return buildKernelAndLaunch(b, op, gpuModule, (kernelName + suffix).str(),
+                                *family, p, operands, names);
+  };
+  if (failed(launch(pre, "_bwd_pre")) || failed(launch(plan, "_bwd")) ||
+      (converts && failed(launch(convert, "_bwd_dq"))))
+    return failure();
+
+  auto toTensor = [&](Value buf, Value result) {
+    return bufferization::ToTensorOp::create(b, loc, result.getType(), buf,
+                                             /*restrict=*/true,
+                                             /*writable=*/true)
+        .getResult();
+  };
+  SmallVector<Value> results = {
+      toTensor(buffers[ArgRole::Dq], op.getGradQuery()),
+      toTensor(buffers[ArgRole::Dk], op.getGradKey()),
+      toTensor(buffers[ArgRole::Dv], op.getGradValue())};
+  op->replaceAllUsesWith(results);
+  op->erase();
+  return success();
+}
+
 namespace {
 struct ConvertAttnToGPUPass
     : AttentionKernelCommandLine<
@@ -466,8 +695,11 @@ struct ConvertAttnToGPUPass
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<AttentionOp> ops;
-    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionBackwardOp>(op))
+        ops.push_back(op);
+    });
     if (ops.empty())
       return;
     MLIRContext *ctx = &getContext();
@@ -479,9 +711,15 @@ struct ConvertAttnToGPUPass
     symbols.insert(gpuModule);
     AttentionKernelOptions options = getKernelOptions();
     unsigned n = 0;
-    for (AttentionOp op : ops) {
+    for (Operation *op : ops) {
       std::string name = (kernelPrefix + "_" + std::to_string(n++));
-      if (failed(convertAttentionToGPU(op, gpuModule, name, options)))
+      LogicalResult converted =
+          isa<AttentionOp>(op)
+              ? convertAttentionToGPU(cast<AttentionOp>(op), gpuModule, name,
+                                      options)
+              : convertAttentionBackwardToGPU(cast<AttentionBackwardOp>(op),
+                                              gpuModule, name, options);
+      if (failed(converted))
         return signalPassFailure();
     }
   }

@@ -18,6 +18,8 @@ using namespace attnfuse::gpu_kernels;
 
 std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
     const KernelPlan &plan) {
+  if (isBackwardKind(plan.kind))
+    return "it has no backward kernels (attn.attention_backward) yet";
   Type elt = plan.elementType;
   if (!elt.isBF16() && !elt.isF16())
     return "element type is not bf16/f16";

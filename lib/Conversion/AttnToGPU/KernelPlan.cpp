@@ -29,6 +29,24 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
     roles.push_back(ArgRole::Lse);
     return roles;
   }
+  case KernelKind::BackwardPre:
+    return {ArgRole::GradOut, ArgRole::O, ArgRole::Di, ArgRole::DqAccum};
+  case KernelKind::Backward: {
+    SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,
+                                  ArgRole::V,       ArgRole::GradOut,
+                                  ArgRole::Lse,     ArgRole::Di};
+    if (plan.bias)
+      roles.push_back(ArgRole::Bias);
+    if (plan.keepMask)
+      roles.push_back(ArgRole::Keep);
+    if (plan.seed)
+      roles.push_back(ArgRole::Seed);
+    roles.append(plan.captures.size(), ArgRole::Capture);
+    roles.append({ArgRole::DqAccum, ArgRole::Dk, ArgRole::Dv});
+    return roles;
+  }
+  case KernelKind::BackwardConvert:
+    return {ArgRole::DqAccum, ArgRole::Dq};
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -45,9 +63,12 @@ constexpr RoleInfo kRoles[] = {
     {"v", &KernelArgs::value},   {"bias", &KernelArgs::bias},
     {"keep", &KernelArgs::keep}, {"seed", &KernelArgs::seed},
     {"capture", nullptr},        {"o", &KernelArgs::out},
-    {"lse", &KernelArgs::lse},
+    {"lse", &KernelArgs::lse},   {"do", &KernelArgs::gradOut},
+    {"di", &KernelArgs::di},     {"dq_accum", &KernelArgs::dqAccum},
+    {"dq", &KernelArgs::dq},     {"dk", &KernelArgs::dk},
+    {"dv", &KernelArgs::dv},
 };
-static_assert(std::size(kRoles) == static_cast<size_t>(ArgRole::Lse) + 1,
+static_assert(std::size(kRoles) == static_cast<size_t>(ArgRole::Dv) + 1,
               "kRoles disagrees with ArgRole");
 } // namespace
 

@@ -1,7 +1,7 @@
 //===- KernelPlan.h - a kernel of convert-attn-to-gpu, by kind -*- C++ -*-===//
 //
 // What a kernel is before a family emits it: its kind (KernelKind: the
-// forward today; a backward pre-pass and a backward are kinds of their own
+// forward, the backward pre-pass, the backward and its dQ conversion: kinds
 // beside the instruction families, KernelFamily.h), its static facts
 // (KernelPlan) and its arguments by role (ArgRole, KernelArgs), the one
 // definition of their order that the host side (AttnToGPU.cpp) and the
@@ -30,7 +30,21 @@ using attn::MaskWindow;
 enum class KernelKind {
   /// attn.attention: O and lse from Q, K, V (FlashAttention-2/3's forward).
   Forward,
+  /// attn.attention_backward's first kernel: Di = rowsum(dO * O) (f32) and
+  /// the f32 dQ accumulator zeroed, one thread per query row.
+  BackwardPre,
+  /// attn.attention_backward: dK and dV of a key block, dQ added to the
+  /// accumulator by f32 atomics (FlashAttention-2's backward).
+  Backward,
+  /// attn.attention_backward's last kernel where dQ is not f32: the f32
+  /// accumulator converted to dQ's element type, one thread per element.
+  BackwardConvert,
 };
+
+/// Whether `kind` is one of attn.attention_backward's kernels.
+inline bool isBackwardKind(KernelKind kind) {
+  return kind != KernelKind::Forward;
+}
 
 /// A tensor map a kernel takes: a TMA view of its argument `source` (a
 /// contiguous [B, H, N, D] buffer: Q, K, V or O) in boxes of `box` elements
@@ -47,7 +61,8 @@ struct TensorMapSpec {
 struct KernelPlan {
   KernelKind kind = KernelKind::Forward;
   /// The op's score pipeline (scale, score_mod, structural mask, dropout),
-  /// which attn.attention and attn.attention_backward share.
+  /// which attn.attention and attn.attention_backward share (the backward
+  /// kinds: the attn.attention_backward).
   AttentionOpInterface op;
   /// The op's optional operands (null where absent): the bias, the keep
   /// mask and the dropout seed.
@@ -92,11 +107,31 @@ struct KernelPlan {
 
 /// What a kernel argument is. The kernel takes one argument per role of
 /// getArgumentRoles (one per capture), then its tensor maps.
-enum class ArgRole { Q, K, V, Bias, Keep, Seed, Capture, O, Lse };
+/// The backward's: dO (GradOut), the f32 row sums Di = rowsum(dO * O), the
+/// f32 dQ accumulator (DqAccum) and the results dQ, dK, dV.
+enum class ArgRole {
+  Q,
+  K,
+  V,
+  Bias,
+  Keep,
+  Seed,
+  Capture,
+  O,
+  Lse,
+  GradOut,
+  Di,
+  DqAccum,
+  Dq,
+  Dk,
+  Dv
+};
 
 /// The roles of the arguments of the kernel of `plan` before its tensor
 /// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
-/// [captures...], O, lse.
+/// [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
+/// Backward: Q, K, V, dO, lse, Di, [bias], [keep], [seed], [captures...],
+/// dQ accumulator, dK, dV. BackwardConvert: dQ accumulator, dQ.
 SmallVector<ArgRole> getArgumentRoles(const KernelPlan &plan);
 /// The name of an argument of `role` (the kernel's attn.args).
 StringRef getArgumentName(ArgRole role);
@@ -108,6 +143,8 @@ unsigned getArgumentIndex(const KernelPlan &plan, ArgRole role);
 /// sees them; null where the kernel has none of a role.
 struct KernelArgs {
   Value q, key, value, bias, keep, seed, out, lse;
+  /// The backward kinds' (see ArgRole).
+  Value gradOut, di, dqAccum, dq, dk, dv;
   SmallVector<Value> captureArgs;
   /// Pointers to the tensor maps of plan.tensorMaps (128-byte CUtensorMap
   /// objects in global memory).

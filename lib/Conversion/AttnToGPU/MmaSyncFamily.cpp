@@ -39,6 +39,10 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return MmaSyncForwardLayout(plan).total();
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      break;
     }
     llvm_unreachable("unknown kernel kind");
   }
@@ -46,7 +50,13 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitMmaSyncForward(plan, func);
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      break;
     }
+    llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "
+                     "them)");
   }
 };
 

@@ -2,13 +2,15 @@
 //
 // The simt family (KernelFamily.h): f32 FMAs on CUDA cores, f16, bf16 and
 // f32 operands, every feature of the op; the last fallback of the
-// tensor-core families. Its options and their defaults, and its kernel
-// kinds:
+// tensor-core families, and the reference GPU backward. Its options and
+// their defaults, and its kernel kinds:
 //
-//   forward   SimtForward.cpp
+//   forward                                   SimtForward.cpp
+//   backward pre-pass, backward, conversion   SimtBackward.cpp
 //
 //===----------------------------------------------------------------------===//
 #include "KernelFamily.h"
+#include "SimtBackward.h"
 #include "SimtForward.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -36,15 +38,34 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return getSimtForwardWorkgroupBuffers(plan, ctx);
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      return {};
     }
     llvm_unreachable("unknown kernel kind");
+  }
+  LaunchShape getLaunchShape(const KernelPlan &plan) const override {
+    if (isBackwardKind(plan.kind))
+      return getSimtBackwardLaunchShape(plan);
+    return KernelFamily::getLaunchShape(plan);
   }
   void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitSimtForward(plan, func);
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      return emitSimtBackward(plan, func);
     }
   }
+
+private:
+  /// The backward kinds' options (resolveOptions).
+  LogicalResult
+  resolveBackwardOptions(KernelPlan &plan,
+                         const AttentionKernelOptions &requested) const;
 };
 
 /// The static shared memory of a CTA.
@@ -64,6 +85,8 @@ static int64_t kvBlockBytes(const KernelPlan &plan, int64_t blockK) {
 LogicalResult
 SimtFamily::resolveOptions(KernelPlan &plan,
                            const AttentionKernelOptions &requested) const {
+  if (isBackwardKind(plan.kind))
+    return resolveBackwardOptions(plan, requested);
   AttentionOpInterface op = plan.op;
   AttentionKernelOptions &cfg = plan.cfg;
   cfg = requested;
@@ -115,6 +138,48 @@ SimtFamily::resolveOptions(KernelPlan &plan,
            << " bytes) exceed 48 KB of static shared memory; lower block-k";
   plan.threads = cfg.blockQ * T;
   plan.foldedScale = !op.hasScoreMod() && !plan.bias;
+  return success();
+}
+/// The backward (SimtBackward.cpp): T threads per key row, the largest
+/// power of two up to d / 16 (d = max(Dqk, Dv)) that splits both head dims
+/// into groups of 4, so that a thread holds 16 elements of each of k, v, dK,
+/// dV, q and dO; BK = min(64, 512 / T) key rows per CTA (at most 512
+/// threads: ptxas then has 128 registers per thread). The query rows are
+/// skipped one by one (block-q and chunk do not apply). The pre-pass and the
+/// conversion take no options.
+LogicalResult SimtFamily::resolveBackwardOptions(
+    KernelPlan &plan, const AttentionKernelOptions &requested) const {
+  AttentionOpInterface op = plan.op;
+  AttentionKernelOptions &cfg = plan.cfg;
+  cfg = requested;
+  cfg.mma = getName();
+  int64_t d = std::max(plan.D, plan.Dv);
+  if (cfg.threadsPerRow <= 0) {
+    cfg.threadsPerRow = 1;
+    for (int64_t T = 2; T <= 32 && 16 * T <= d && plan.D % (4 * T) == 0 &&
+                        plan.Dv % (4 * T) == 0;
+         T *= 2)
+      cfg.threadsPerRow = T;
+  }
+  int64_t T = cfg.threadsPerRow;
+  if (cfg.blockK <= 0)
+    cfg.blockK = std::min<int64_t>(64, 512 / T);
+  cfg.blockQ = 1;
+  cfg.chunk = 1;
+  if (T > 32 || !llvm::isPowerOf2_64(T) || plan.D % (4 * T) != 0 ||
+      plan.Dv % (4 * T) != 0)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: threads-per-row (" << T
+           << ") must be a power of two <= 32 dividing the head dimensions "
+              "into groups of 4";
+  if ((cfg.blockK * T) % 32 != 0 || cfg.blockK * T > 1024)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the backward's block-k * threads-per-row ("
+           << cfg.blockK << " * " << T
+           << ") must be a multiple of 32, at most 1024";
+  plan.threads = plan.kind == KernelKind::Backward
+                     ? cfg.blockK * T
+                     : kSimtBackwardElementwiseThreads;
   return success();
 }
 } // namespace

@@ -46,6 +46,10 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return WgmmaForwardLayout(plan).total();
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      break;
     }
     llvm_unreachable("unknown kernel kind");
   }
@@ -54,6 +58,10 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return getWgmmaForwardTensorMaps(plan);
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      break;
     }
     llvm_unreachable("unknown kernel kind");
   }
@@ -65,7 +73,13 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitWgmmaForward(plan, func);
+    case KernelKind::BackwardPre:
+    case KernelKind::Backward:
+    case KernelKind::BackwardConvert:
+      break;
     }
+    llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "
+                     "them)");
   }
 };
 

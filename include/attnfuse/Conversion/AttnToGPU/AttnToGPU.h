@@ -17,6 +17,7 @@ class Pass;
 namespace attnfuse {
 namespace attn {
 class AttentionOp;
+class AttentionBackwardOp;
 } // namespace attn
 
 /// The configuration of one generated forward kernel: the fields of
@@ -102,6 +103,20 @@ mlir::LogicalResult convertAttentionToGPU(attn::AttentionOp op,
                                           mlir::Operation *gpuModule,
                                           llvm::StringRef kernelName,
                                           const AttentionKernelOptions &options);
+
+/// Replaces `op` (static shapes, f16/bf16/f32) by the launches, in order,
+/// of the backward kernels of the family `options.mma` (the fallback chain
+/// to simt, with remarks, while a family has no backward kinds): the
+/// pre-pass `<kernelName>_bwd_pre` (Di = rowsum(dO * O), the f32 dQ
+/// accumulator zeroed), the backward `<kernelName>_bwd` (dK, dV per key
+/// block, dQ by f32 atomics) and, where dQ is not f32, its conversion
+/// `<kernelName>_bwd_dq`. What the kernels cannot compute (a score_mod using
+/// values from above other than constants) is a located error.
+mlir::LogicalResult
+convertAttentionBackwardToGPU(attn::AttentionBackwardOp op,
+                              mlir::Operation *gpuModule,
+                              llvm::StringRef kernelName,
+                              const AttentionKernelOptions &options);
 
 /// convert-attn-to-gpu with the kernel options `options` (the pass's
 /// generated create function takes its textual options only).

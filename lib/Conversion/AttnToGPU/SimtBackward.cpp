@@ -1,0 +1,376 @@
+//===- SimtBackward.cpp - the backward kernels of the SIMT family ---------===//
+//
+// attn.attention_backward on CUDA cores (f32 FMAs; f16, bf16 and f32
+// operands), FlashAttention-2's backward with recomputation, as three kinds
+// (KernelPlan.h) launched in order by the host (AttnToGPU.cpp):
+//
+//   pre-pass    one thread per query row (b, h, q):
+//                 Di[b, h, q] = sum_e dO[b, h, q, e] O[b, h, q, e]   (f32)
+//                 dQacc[b, h, q, :] = 0                              (f32)
+//   backward    grid  = (ceil(Nk / BK), B * Hkv)
+//               block = BK * T threads; T threads share one key row j of
+//               the block, each owning Dqk / T elements of k_j and dK_j and
+//               Dv / T of v_j and dV_j, in registers (element i of a thread:
+//               (i/4)*4T + part*4 + i%4, as the forward's SimtForward.cpp)
+//
+//                 for each query head h of the KV head's group:
+//                   for each query row i that the structural mask lets see
+//                   a key of the block (row range: block skipping for
+//                   causal and windows):
+//                     q_i, dO_i: the thread's elements (broadcast loads)
+//                     t    = mask(score_mod(scale q_i.k_j) + bias)
+//                     P    = (lse_i == -inf) ? 0 : exp(t - lse_i)
+//                     Z    = keep(seed, b, h, i, j) ? 1 / (1 - p) : 0
+//                     dP   = (dO_i . v_j) Z
+//                     dS   = P (dP - Di_i) score_mod'(scale S) scale
+//                     dV_j += P Z dO_i      dK_j += dS q_i
+//                     dQacc[i] += dS k_j    (summed over the warp's key rows
+//                                            by shuffles, then f32 atomics)
+//                 dK_j, dV_j -> dK, dV (their element type)
+//   conversion  one thread per element: dQ = dQacc in dQ's element type
+//               (where that is not f32: then dQacc is dQ itself)
+//
+// No N x N buffer: P and dS are recomputed per (i, j) from Q, K and lse.
+// A hidden key (t = -inf) contributes exactly nothing to dQ, dK and dV
+// (buildVisibleProduct). GQA/MQA: dK and dV of a KV head are summed over
+// its group's query heads in the CTA's registers.
+//
+//===----------------------------------------------------------------------===//
+#include "SimtBackward.h"
+
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::attn;
+using namespace attnfuse::gpu_kernels;
+
+namespace {
+/// The alignment of four consecutive elements of a row of `buf` (rows of a
+/// multiple of 4 elements, groups at multiples of 4).
+llvm::MaybeAlign align4(Value buf) {
+  Type t = cast<MemRefType>(buf.getType()).getElementType();
+  return llvm::MaybeAlign(4 * t.getIntOrFloatBitWidth() / 8);
+}
+
+/// The column of owned element `i` of thread `part` among T threads of a
+/// row: (i/4)*4T + 4 part + i%4.
+Value ownedColumn(KB &k, Value part, int64_t i, int64_t T) {
+  return k.add(k.idx((i / 4) * 4 * T + i % 4), k.mul(part, k.idx(4)));
+}
+
+/// The global thread index of a one-dimensional grid.
+Value globalThreadIndex(KB &k) {
+  Value bid = gpu::BlockIdOp::create(k.b, k.loc, gpu::Dimension::x);
+  Value tid = gpu::ThreadIdOp::create(k.b, k.loc, gpu::Dimension::x);
+  return k.add(k.mul(bid, k.idx(kSimtBackwardElementwiseThreads)), tid);
+}
+
+/// Emits `body` under `cond` (an i1).
+void emitIf(KB &k, Value cond, function_ref<void(KB &)> body) {
+  scf::IfOp::create(k.b, k.loc, cond, [&](OpBuilder &nb, Location nl) {
+    KB e{nb, nl};
+    body(e);
+    scf::YieldOp::create(nb, nl);
+  });
+}
+
+/// The pre-pass: Di and the zeroed dQ accumulator, one thread per row.
+void emitPrePass(const KernelPlan &plan, KernelArgs &args, KB &k) {
+  int64_t rows = plan.B * plan.Hq * plan.Nq;
+  Value r = globalThreadIndex(k);
+  emitIf(k, k.ult(r, k.idx(rows)), [&](KB &e) {
+    Value bi = e.divu(r, plan.Hq * plan.Nq);
+    Value hi = e.remu(e.divu(r, plan.Nq), plan.Hq);
+    Value qi = e.remu(r, plan.Nq);
+    auto sum = scf::ForOp::create(
+        e.b, e.loc, e.idx(0), e.idx(plan.Dv), e.idx(1), ValueRange{e.f32(0.0)},
+        [&](OpBuilder &lb, Location ll, Value c, ValueRange iter) {
+          KB l{lb, ll};
+          SmallVector<Value> at = {bi, hi, qi, c};
+          Value dO = l.toF32(memref::LoadOp::create(lb, ll, args.gradOut, at));
+          Value o = l.toF32(memref::LoadOp::create(lb, ll, args.out, at));
+          scf::YieldOp::create(lb, ll, l.fma(dO, o, iter[0]));
+        });
+    memref::StoreOp::create(e.b, e.loc, sum.getResult(0), args.di,
+                            ValueRange{bi, hi, qi});
+    scf::ForOp::create(e.b, e.loc, e.idx(0), e.idx(plan.D), e.idx(1),
+                       ValueRange{},
+                       [&](OpBuilder &lb, Location ll, Value c, ValueRange) {
+                         KB l{lb, ll};
+                         memref::StoreOp::create(lb, ll, l.f32(0.0),
+                                                 args.dqAccum,
+                                                 ValueRange{bi, hi, qi, c});
+                         scf::YieldOp::create(lb, ll);
+                       });
+  });
+}
+
+/// The conversion: dQ = dQacc in dQ's element type, one thread per element.
+void emitConversion(const KernelPlan &plan, KernelArgs &args, KB &k) {
+  int64_t total = plan.B * plan.Hq * plan.Nq * plan.D;
+  Value x = globalThreadIndex(k);
+  emitIf(k, k.ult(x, k.idx(total)), [&](KB &e) {
+    SmallVector<Value> at = {e.divu(x, plan.Hq * plan.Nq * plan.D),
+                             e.remu(e.divu(x, plan.Nq * plan.D), plan.Hq),
+                             e.remu(e.divu(x, plan.D), plan.Nq),
+                             e.remu(x, plan.D)};
+    Value v = memref::LoadOp::create(e.b, e.loc, args.dqAccum, at);
+    Value out = arith::TruncFOp::create(e.b, e.loc, plan.elementType, v);
+    memref::StoreOp::create(e.b, e.loc, out, args.dq, at);
+  });
+}
+
+/// The backward kernel of one (key block, batch, KV head). Its helpers emit
+/// at the insertion point of `b`: the body builders of scf.for and scf.if
+/// are that builder, moved into the body.
+class SimtBackwardKernel : KernelArgs {
+public:
+  SimtBackwardKernel(const KernelPlan &plan, OpBuilder &b, Location loc,
+                     ArrayRef<BlockArgument> args)
+      : KernelArgs(plan, args), plan(plan), b(b), loc(loc) {}
+
+  void emit();
+
+private:
+  /// The thread's elements of row (bi, head, row) of `src` (`width`
+  /// columns), as f32.
+  SmallVector<Value> loadOwned(KB &k, Value src, Value head, Value row,
+                               int64_t width);
+  /// The dot product of two rows of which the thread holds `x` and `y`,
+  /// summed over the T threads of the row (adjacent lanes).
+  Value rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y);
+  /// Stores the thread's elements `acc` of row kRow of `dst` (`width`
+  /// columns) in dst's element type.
+  void storeOwned(KB &k, Value dst, ArrayRef<Value> acc, int64_t width);
+  /// The gradient terms of query row `qi` of head `hi` for the thread's key
+  /// row: updates `dk` and `dv`, adds dS k_j to the dQ accumulator.
+  void emitRow(KB &k, Value hi, Value qi, MutableArrayRef<Value> dk,
+               MutableArrayRef<Value> dv);
+
+  const KernelPlan &plan;
+  OpBuilder &b;
+  Location loc;
+  // Per-thread coordinates and registers.
+  Value bi, kvh, part, lane, kRow, kClamped;
+  SmallVector<Value> kRegs, vRegs;
+};
+
+SmallVector<Value> SimtBackwardKernel::loadOwned(KB &k, Value src, Value head,
+                                                 Value row, int64_t width) {
+  int64_t T = plan.cfg.threadsPerRow;
+  auto type = cast<MemRefType>(src.getType());
+  auto in4 = VectorType::get({4}, type.getElementType());
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < width / T; i += 4) {
+    Value vec = k.toF32(vector::LoadOp::create(
+        b, loc, in4, src, ValueRange{bi, head, row, ownedColumn(k, part, i, T)},
+        /*nontemporal=*/false, align4(src)));
+    for (int64_t r = 0; r < 4; ++r)
+      regs.push_back(vector::ExtractOp::create(b, loc, vec, r));
+  }
+  return regs;
+}
+
+Value SimtBackwardKernel::rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y) {
+  Value s = k.f32(0.0);
+  for (auto [xi, yi] : llvm::zip_equal(x, y))
+    s = k.fma(xi, yi, s);
+  for (int64_t off = 1; off < plan.cfg.threadsPerRow; off *= 2)
+    s = k.fadd(s, gpu::ShuffleOp::create(b, loc, s, off, 32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult());
+  return s;
+}
+
+void SimtBackwardKernel::storeOwned(KB &k, Value dst, ArrayRef<Value> acc,
+                                    int64_t width) {
+  int64_t T = plan.cfg.threadsPerRow;
+  Type f32 = b.getF32Type();
+  auto v4 = VectorType::get({4}, f32);
+  auto o4 = VectorType::get({4}, plan.elementType);
+  for (int64_t i = 0; i < width / T; i += 4) {
+    Value vec = vector::FromElementsOp::create(b, loc, v4, acc.slice(i, 4));
+    if (plan.elementType != f32)
+      vec = arith::TruncFOp::create(b, loc, o4, vec);
+    vector::StoreOp::create(b, loc, vec, dst,
+                            ValueRange{bi, kvh, kRow,
+                                       ownedColumn(k, part, i, T)},
+                            /*nontemporal=*/false, align4(dst));
+  }
+}
+
+void SimtBackwardKernel::emitRow(KB &k, Value hi, Value qi,
+                                 MutableArrayRef<Value> dk,
+                                 MutableArrayRef<Value> dv) {
+  int64_t T = plan.cfg.threadsPerRow;
+  SmallVector<Value> qRegs = loadOwned(k, q, hi, qi, plan.D);
+  SmallVector<Value> doRegs = loadOwned(k, gradOut, hi, qi, plan.Dv);
+  SmallVector<Value> rowAt = {bi, hi, qi};
+  Value rowLse = memref::LoadOp::create(b, loc, lse, rowAt);
+  Value rowDi = memref::LoadOp::create(b, loc, di, rowAt);
+
+  // The forward's masked score t and dt/ds, recomputed.
+  Value s = rowDot(k, qRegs, kRegs);
+  SmallVector<Value> bhqk = {bi, hi, qi, kClamped};
+  Value keepElem = keep ? k.loadBroadcast(keep, bhqk) : Value();
+  Value biasElem = bias ? k.loadBroadcast(bias, bhqk) : Value();
+  Value derivative;
+  Value t = buildMaskedScore(b, loc, plan.op, s, bhqk, biasElem, keepElem,
+                             /*applyStructuralMask=*/true, &derivative);
+  // Keys past the end of the sequence (the tail of the last block).
+  if (plan.Nk % plan.cfg.blockK != 0)
+    t = k.select(k.ult(kRow, k.idx(plan.Nk)), t, k.f32(kNegInf));
+  // P = exp(t - lse), 0 in a row that sees no key (lse = -inf).
+  Value emptyRow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         rowLse, k.f32(kNegInf));
+  Value p = k.select(emptyRow, k.f32(0.0),
+                     math::ExpOp::create(b, loc, k.fsub(t, rowLse)));
+  // dP = (dO_i . v_j) Z and P Z, with the forward's dropout mask.
+  Value dp = rowDot(k, doRegs, vRegs);
+  Value pz = p;
+  if (seed) {
+    AttentionOpInterface op = plan.op;
+    double p0 = op.getDropoutProbability();
+    Value kept = buildDropoutKeep(b, loc, plan.op, seed, bhqk);
+    Value z = k.select(kept, k.f32(1.0 / (1.0 - p0)), k.f32(0.0));
+    dp = k.fmul(dp, z);
+    pz = k.fmul(p, z);
+  }
+  Value ds = k.fmul(k.fmul(p, k.fsub(dp, rowDi)), derivative);
+
+  for (auto [i, x] : llvm::enumerate(doRegs))
+    dv[i] = k.fadd(dv[i], buildVisibleProduct(b, loc, t, pz, x));
+  for (auto [i, x] : llvm::enumerate(qRegs))
+    dk[i] = k.fadd(dk[i], buildVisibleProduct(b, loc, t, ds, x));
+  // dQ_i += dS k_j: summed over the warp's key rows (lanes that differ in
+  // the bits above part), then added by the warp's first row.
+  SmallVector<Value> dq;
+  for (Value x : kRegs) {
+    Value term = buildVisibleProduct(b, loc, t, ds, x);
+    for (int64_t off = T; off < 32; off *= 2)
+      term = k.fadd(term, gpu::ShuffleOp::create(b, loc, term, off, 32,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+    dq.push_back(term);
+  }
+  emitIf(k, k.ult(lane, k.idx(T)), [&](KB &e) {
+    for (auto [i, term] : llvm::enumerate(dq))
+      memref::AtomicRMWOp::create(
+          e.b, e.loc, arith::AtomicRMWKind::addf, term, dqAccum,
+          ValueRange{bi, hi, qi, ownedColumn(e, part, i, T)});
+  });
+}
+
+void SimtBackwardKernel::emit() {
+  KB k{b, loc};
+  const int64_t T = plan.cfg.threadsPerRow, BK = plan.cfg.blockK;
+  const MaskWindow &w = plan.window;
+
+  Value kb = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  bi = k.divu(by, plan.Hkv);
+  kvh = k.remu(by, plan.Hkv);
+  part = k.remu(tid, T);
+  lane = k.remu(tid, 32);
+  Value k0 = k.mul(kb, k.idx(BK));
+  kRow = k.add(k0, k.divu(tid, T));
+  kClamped = k.min(kRow, k.idx(plan.Nk - 1));
+  kRegs = loadOwned(k, key, kvh, kClamped, plan.D);
+  vRegs = loadOwned(k, value, kvh, kClamped, plan.Dv);
+
+  // The query rows that can see a key of [k0, k0 + bk): -left <= k - (q +
+  // off) <= right for some k of the block.
+  Value rowBegin = k.idx(0), rowEnd = k.idx(plan.Nq);
+  Value bk = k.min(k.idx(BK), k.sub(k.idx(plan.Nk), k0));
+  if (plan.rightBounded)
+    rowBegin = k.max(rowBegin, k.sub(k0, k.idx(w.offset + w.right)));
+  if (plan.leftBounded)
+    rowEnd = k.min(rowEnd, k.add(k.add(k0, bk), k.idx(w.left - w.offset)));
+
+  SmallVector<Value> init(plan.D / T + plan.Dv / T, k.f32(0.0));
+  auto groupLoop = scf::ForOp::create(
+      b, loc, k.idx(0), k.idx(plan.G), k.idx(1), init,
+      [&](OpBuilder &gb, Location gl, Value g, ValueRange groupIter) {
+        KB gk{gb, gl};
+        Value hi = gk.add(gk.mul(kvh, gk.idx(plan.G)), g);
+        auto rowLoop = scf::ForOp::create(
+            gb, gl, rowBegin, rowEnd, gk.idx(1), groupIter,
+            [&](OpBuilder &lb, Location ll, Value qi, ValueRange iter) {
+              KB l{lb, ll};
+              SmallVector<Value> acc(iter.begin(), iter.end());
+              MutableArrayRef<Value> all(acc);
+              emitRow(l, hi, qi, all.take_front(plan.D / T),
+                      all.drop_front(plan.D / T));
+              scf::YieldOp::create(lb, ll, acc);
+            });
+        scf::YieldOp::create(gb, gl, rowLoop.getResults());
+      });
+
+  // dK_j, dV_j of the block's rows within Nk.
+  SmallVector<Value> acc(groupLoop.getResults().begin(),
+                         groupLoop.getResults().end());
+  emitIf(k, k.ult(kRow, k.idx(plan.Nk)), [&](KB &e) {
+    storeOwned(e, dk, ArrayRef<Value>(acc).take_front(plan.D / T), plan.D);
+    storeOwned(e, dv, ArrayRef<Value>(acc).drop_front(plan.D / T), plan.Dv);
+  });
+  gpu::ReturnOp::create(b, loc);
+}
+} // namespace
+
+LaunchShape
+attnfuse::gpu_kernels::getSimtBackwardLaunchShape(const KernelPlan &plan) {
+  int64_t NT = kSimtBackwardElementwiseThreads;
+  switch (plan.kind) {
+  case KernelKind::BackwardPre:
+    return {{static_cast<int64_t>(
+                 llvm::divideCeil(plan.B * plan.Hq * plan.Nq, NT)),
+             1, 1},
+            {NT, 1, 1}};
+  case KernelKind::Backward:
+    return {{plan.numKB, plan.B * plan.Hkv, 1}, {plan.threads, 1, 1}};
+  case KernelKind::BackwardConvert:
+    return {{static_cast<int64_t>(
+                 llvm::divideCeil(plan.B * plan.Hq * plan.Nq * plan.D, NT)),
+             1, 1},
+            {NT, 1, 1}};
+  case KernelKind::Forward:
+    break;
+  }
+  llvm_unreachable("not a backward kind");
+}
+
+void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
+                                             gpu::GPUFuncOp func) {
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  Location loc = plan.op.getLoc();
+  KB k{b, loc};
+  switch (plan.kind) {
+  case KernelKind::BackwardPre: {
+    KernelArgs args(plan, func.getArguments());
+    emitPrePass(plan, args, k);
+    gpu::ReturnOp::create(b, loc);
+    return;
+  }
+  case KernelKind::Backward:
+    SimtBackwardKernel(plan, b, loc, func.getArguments()).emit();
+    return;
+  case KernelKind::BackwardConvert: {
+    KernelArgs args(plan, func.getArguments());
+    emitConversion(plan, args, k);
+    gpu::ReturnOp::create(b, loc);
+    return;
+  }
+  case KernelKind::Forward:
+    break;
+  }
+  llvm_unreachable("not a backward kind");
+}

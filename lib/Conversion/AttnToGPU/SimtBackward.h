@@ -1,0 +1,30 @@
+//===- SimtBackward.h - the backward kernels of the SIMT family -*- C++ -*-===//
+//
+// What the simt family (SimtFamily.cpp) needs of its backward kinds
+// (SimtBackward.cpp): the pre-pass, the backward and the dQ conversion, and
+// their launch shapes. Internal to lib/Conversion/AttnToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTBACKWARD_H
+#define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTBACKWARD_H
+
+#include "KernelFamily.h"
+
+namespace attnfuse::gpu_kernels {
+
+/// Threads per CTA of the pre-pass and the conversion (one per query row,
+/// one per element of dQ).
+constexpr int64_t kSimtBackwardElementwiseThreads = 256;
+
+/// The launch of a backward kind: the backward one CTA per (key block,
+/// batch * KV head), plan.threads threads; the pre-pass and the conversion
+/// a one-dimensional grid of kSimtBackwardElementwiseThreads-thread CTAs.
+LaunchShape getSimtBackwardLaunchShape(const KernelPlan &plan);
+
+/// Emits the body of the backward kind plan.kind into `func` (no workgroup
+/// buffers).
+void emitSimtBackward(KernelPlan &plan, gpu::GPUFuncOp func);
+
+} // namespace attnfuse::gpu_kernels
+
+#endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTBACKWARD_H
