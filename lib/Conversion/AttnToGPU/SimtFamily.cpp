@@ -144,7 +144,9 @@ SimtFamily::resolveOptions(KernelPlan &plan,
 /// power of two up to d / 16 (d = max(Dqk, Dv)) that splits both head dims
 /// into groups of 4, so that a thread holds 16 elements of each of k, v, dK,
 /// dV, q and dO; BK = min(64, 512 / T) key rows per CTA (at most 512
-/// threads: ptxas then has 128 registers per thread). The query rows are
+/// threads: ptxas then has 128 registers per thread), min(64, 256 / T) with
+/// dropout (its Philox rounds spilled at d = 128 under 128 registers). The
+/// query rows are
 /// skipped one by one (block-q and chunk do not apply). The pre-pass and the
 /// conversion take no options.
 LogicalResult SimtFamily::resolveBackwardOptions(
@@ -163,7 +165,7 @@ LogicalResult SimtFamily::resolveBackwardOptions(
   }
   int64_t T = cfg.threadsPerRow;
   if (cfg.blockK <= 0)
-    cfg.blockK = std::min<int64_t>(64, 512 / T);
+    cfg.blockK = std::min<int64_t>(64, (plan.seed ? 256 : 512) / T);
   cfg.blockQ = 1;
   cfg.chunk = 1;
   if (T > 32 || !llvm::isPowerOf2_64(T) || plan.D % (4 * T) != 0 ||
