@@ -460,11 +460,12 @@ LogicalResult attnfuse::convertAttentionToGPU(
 /// The family for the kernel kind of `plan`: `family`, or the first of its
 /// fallbacks that can compute it (a remark per fallback taken); null after a
 /// located error.
-static const KernelFamily *selectFamily(Operation *op, const KernelFamily *family,
+static const KernelFamily *selectFamily(Operation *op,
+                                        const KernelFamily *family,
                                         const KernelPlan &plan,
                                         StringRef chip) {
-  for (std::string why = family->getUnsupportedReason(plan, chip);
-       !why.empty(); why = family->getUnsupportedReason(plan, chip)) {
+  for (std::string why = family->getUnsupportedReason(plan, chip); !why.empty();
+       why = family->getUnsupportedReason(plan, chip)) {
     const KernelFamily *next = family->getFallback();
     if (!next) {
       op->emitOpError() << "convert-attn-to-gpu: mma=" << family->getName()
@@ -482,23 +483,20 @@ static const KernelFamily *selectFamily(Operation *op, const KernelFamily *famil
 /// maps) in `gpuModule`, with its launch attributes, and its launch at the
 /// insertion point of `b` with `operands` (named `names`, the roles of
 /// getArgumentRoles in order).
-static LogicalResult buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
-                                          gpu::GPUModuleOp gpuModule,
-                                          StringRef name,
-                                          const KernelFamily &family,
-                                          KernelPlan &plan,
-                                          ArrayRef<Value> operands,
-                                          ArrayRef<StringRef> names) {
+static LogicalResult
+buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
+                     gpu::GPUModuleOp gpuModule, StringRef name,
+                     const KernelFamily &family, KernelPlan &plan,
+                     ArrayRef<Value> operands, ArrayRef<StringRef> names) {
   assert(plan.tensorMaps.empty() && "the host creates no tensor maps here");
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   LaunchShape shape = family.getLaunchShape(plan);
   if (shape.grid[0] > std::numeric_limits<int32_t>::max() ||
       shape.grid[1] > 65535 || shape.grid[2] > 65535)
-    return op->emitOpError()
-           << "convert-attn-to-gpu: the grid of " << name << " ("
-           << shape.grid[0] << ", " << shape.grid[1]
-           << ") exceeds CUDA's limits (2^31 - 1, 65535)";
+    return op->emitOpError() << "convert-attn-to-gpu: the grid of " << name
+                             << " (" << shape.grid[0] << ", " << shape.grid[1]
+                             << ") exceeds CUDA's limits (2^31 - 1, 65535)";
   SmallVector<Type> argTypes;
   for (Value v : operands)
     argTypes.push_back(v.getType());
@@ -514,8 +512,8 @@ static LogicalResult buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
   func->setAttr("attn.args", kb.getStrArrayAttr(names));
   const AttentionKernelOptions &cfg = plan.cfg;
   func->setAttr("attn.config",
-                kb.getDenseI64ArrayAttr({cfg.blockQ, cfg.blockK,
-                                         cfg.threadsPerRow, cfg.chunk}));
+                kb.getDenseI64ArrayAttr(
+                    {cfg.blockQ, cfg.blockK, cfg.threadsPerRow, cfg.chunk}));
   int64_t dynamicShared = family.getDynamicSharedBytes(plan);
   func->setAttr("attn.family", kb.getStringAttr(family.getName()));
   func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
@@ -541,9 +539,9 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
   const KernelFamily *family = lookupKernelFamily(options.mma, options.chip);
   if (!family)
-    return op.emitOpError() << "convert-attn-to-gpu: unknown mma family '"
-                            << options.mma << "' (" << getKernelFamilyNames()
-                            << ")";
+    return op.emitOpError()
+           << "convert-attn-to-gpu: unknown mma family '" << options.mma
+           << "' (" << getKernelFamilyNames() << ")";
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
       return op.emitOpError("convert-attn-to-gpu needs static shapes");
@@ -604,10 +602,10 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   for (KernelPlan *p : {&pre, &convert}) {
     if (!family->getUnsupportedReason(*p, options.chip).empty() ||
         failed(family->resolveOptions(*p, options)))
-      return op.emitOpError() << "convert-attn-to-gpu: mma="
-                              << family->getName()
-                              << " has the backward but not its pre-pass or "
-                                 "dQ conversion";
+      return op.emitOpError()
+             << "convert-attn-to-gpu: mma=" << family->getName()
+             << " has the backward but not its pre-pass or "
+                "dQ conversion";
     p->numQB = plan.numQB;
     p->numKB = plan.numKB;
   }

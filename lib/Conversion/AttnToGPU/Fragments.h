@@ -37,9 +37,9 @@ struct FragmentLayout {
 inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 
 /// Why a tensor-core family cannot compute the kernel of `plan` (empty when
-/// it can): the forward kind only (no backward kernels yet), bf16 or f16, head dims up to 256 (the widest n of an
-/// instruction); any head dim below (those that are not multiples of 8 are
-/// copied element by element).
+/// it can): the forward kind only (no backward kernels yet), bf16 or f16,
+/// head dims up to 256 (the widest n of an instruction); any head dim below
+/// (those that are not multiples of 8 are copied element by element).
 std::string getTensorCoreUnsupportedReason(const KernelPlan &plan);
 
 /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,

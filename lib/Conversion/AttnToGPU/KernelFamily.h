@@ -4,18 +4,23 @@
 // two products of the fused kernel (S = Q K^T, O += P V) and everything that
 // depends on it: which ops it covers, its option defaults and limits, its
 // shared memory, its launch shape and its building blocks. A kernel kind
-// (KernelKind, KernelPlan.h: the forward; later the backward pre-pass and
-// the backward) is what a kernel computes and which arguments it takes; a
-// family emits each kind it has as a short assembly of its blocks, in a
-// file named for the kind. convertAttentionToGPU (AttnToGPU.cpp) builds the
-// KernelPlan of an op, asks the family named by the `mma` option (falling
-// back, with a remark, while a family cannot compute the op), and writes the
-// host side and the gpu.func around the family's body.
+// (KernelKind, KernelPlan.h: the forward; the backward pre-pass, the
+// backward and its dQ conversion) is what a kernel computes and which
+// arguments it takes; a family emits each kind it has as a short assembly
+// of its blocks, in a file named for the kind. convertAttentionToGPU
+// (AttnToGPU.cpp) builds the KernelPlan of an op, asks the family named by
+// the `mma` option (falling back, with a remark, while a family cannot
+// compute the op), and writes the host side and the gpu.func around the
+// family's body.
 //
 //   family    options, kinds     building blocks          forward kind
 //   simt      SimtFamily.cpp     (scalar rows)            SimtForward.cpp
 //   mma_sync  MmaSyncFamily.cpp  MmaSyncBlocks.h          MmaSyncForward.cpp
 //   wgmma     WgmmaFamily.cpp    WgmmaBlocks.h            WgmmaForward.cpp
+//
+// The backward kinds exist in the simt family alone (SimtBackward.cpp); the
+// tensor-core families hand attn.attention_backward to it
+// (getUnsupportedReason, a remark per fallback).
 //
 // simt: f32 FMAs on CUDA cores, any element type; mma_sync: sm_80+
 // warp-level mma.sync m16n8k16; wgmma: sm_90a warpgroup-level

@@ -32,9 +32,8 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
   case KernelKind::BackwardPre:
     return {ArgRole::GradOut, ArgRole::O, ArgRole::Di, ArgRole::DqAccum};
   case KernelKind::Backward: {
-    SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,
-                                  ArgRole::V,       ArgRole::GradOut,
-                                  ArgRole::Lse,     ArgRole::Di};
+    SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,   ArgRole::V,
+                                  ArgRole::GradOut, ArgRole::Lse, ArgRole::Di};
     if (plan.bias)
       roles.push_back(ArgRole::Bias);
     if (plan.keepMask)

@@ -101,15 +101,14 @@ void emitPrePass(const KernelPlan &plan, KernelArgs &args, KB &k) {
         });
     memref::StoreOp::create(e.b, e.loc, sum.getResult(0), args.di,
                             ValueRange{bi, hi, qi});
-    scf::ForOp::create(e.b, e.loc, e.idx(0), e.idx(plan.D), e.idx(1),
-                       ValueRange{},
-                       [&](OpBuilder &lb, Location ll, Value c, ValueRange) {
-                         KB l{lb, ll};
-                         memref::StoreOp::create(lb, ll, l.f32(0.0),
-                                                 args.dqAccum,
-                                                 ValueRange{bi, hi, qi, c});
-                         scf::YieldOp::create(lb, ll);
-                       });
+    scf::ForOp::create(
+        e.b, e.loc, e.idx(0), e.idx(plan.D), e.idx(1), ValueRange{},
+        [&](OpBuilder &lb, Location ll, Value c, ValueRange) {
+          KB l{lb, ll};
+          memref::StoreOp::create(lb, ll, l.f32(0.0), args.dqAccum,
+                                  ValueRange{bi, hi, qi, c});
+          scf::YieldOp::create(lb, ll);
+        });
   });
 }
 
@@ -184,9 +183,9 @@ Value SimtBackwardKernel::rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y) {
   for (auto [xi, yi] : llvm::zip_equal(x, y))
     s = k.fma(xi, yi, s);
   for (int64_t off = 1; off < plan.cfg.threadsPerRow; off *= 2)
-    s = k.fadd(s, gpu::ShuffleOp::create(b, loc, s, off, 32,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult());
+    s = k.fadd(s,
+               gpu::ShuffleOp::create(b, loc, s, off, 32, gpu::ShuffleMode::XOR)
+                   .getShuffleResult());
   return s;
 }
 
@@ -200,10 +199,9 @@ void SimtBackwardKernel::storeOwned(KB &k, Value dst, ArrayRef<Value> acc,
     Value vec = vector::FromElementsOp::create(b, loc, v4, acc.slice(i, 4));
     if (plan.elementType != f32)
       vec = arith::TruncFOp::create(b, loc, o4, vec);
-    vector::StoreOp::create(b, loc, vec, dst,
-                            ValueRange{bi, kvh, kRow,
-                                       ownedColumn(k, part, i, T)},
-                            /*nontemporal=*/false, align4(dst));
+    vector::StoreOp::create(
+        b, loc, vec, dst, ValueRange{bi, kvh, kRow, ownedColumn(k, part, i, T)},
+        /*nontemporal=*/false, align4(dst));
   }
 }
 
@@ -331,10 +329,10 @@ attnfuse::gpu_kernels::getSimtBackwardLaunchShape(const KernelPlan &plan) {
   int64_t NT = kSimtBackwardElementwiseThreads;
   switch (plan.kind) {
   case KernelKind::BackwardPre:
-    return {{static_cast<int64_t>(
-                 llvm::divideCeil(plan.B * plan.Hq * plan.Nq, NT)),
-             1, 1},
-            {NT, 1, 1}};
+    return {
+        {static_cast<int64_t>(llvm::divideCeil(plan.B * plan.Hq * plan.Nq, NT)),
+         1, 1},
+        {NT, 1, 1}};
   case KernelKind::Backward:
     return {{plan.numKB, plan.B * plan.Hkv, 1}, {plan.threads, 1, 1}};
   case KernelKind::BackwardConvert:

@@ -112,11 +112,9 @@ mlir::LogicalResult convertAttentionToGPU(attn::AttentionOp op,
 /// block, dQ by f32 atomics) and, where dQ is not f32, its conversion
 /// `<kernelName>_bwd_dq`. What the kernels cannot compute (a score_mod using
 /// values from above other than constants) is a located error.
-mlir::LogicalResult
-convertAttentionBackwardToGPU(attn::AttentionBackwardOp op,
-                              mlir::Operation *gpuModule,
-                              llvm::StringRef kernelName,
-                              const AttentionKernelOptions &options);
+mlir::LogicalResult convertAttentionBackwardToGPU(
+    attn::AttentionBackwardOp op, mlir::Operation *gpuModule,
+    llvm::StringRef kernelName, const AttentionKernelOptions &options);
 
 /// convert-attn-to-gpu with the kernel options `options` (the pass's
 /// generated create function takes its textual options only).
