@@ -140,10 +140,10 @@ SimtFamily::resolveOptions(KernelPlan &plan,
   plan.foldedScale = !op.hasScoreMod() && !plan.bias;
   return success();
 }
-/// The backward (SimtBackward.cpp): T threads per key row, the largest
-/// power of two up to d / 16 (d = max(Dqk, Dv)) that splits both head dims
-/// into groups of 4, so that a thread holds 16 elements of each of k, v, dK,
-/// dV, q and dO; BK = min(64, 512 / T) key rows per CTA (at most 512
+/// The backward (SimtBackward.cpp): T threads per key row, the smallest
+/// power of two with d / T <= 16 (d = max(Dqk, Dv); 192 / 128 spilled with
+/// T = 8) among those that split both head dims into groups of 4, so that a
+/// thread holds at most 16 elements of each of k, v, dK, dV, q and dO; BK = min(64, 512 / T) key rows per CTA (at most 512
 /// threads: ptxas then has 128 registers per thread), min(64, 256 / T) with
 /// dropout (its Philox rounds spilled at d = 128 under 128 registers). The
 /// query rows are
@@ -158,8 +158,8 @@ LogicalResult SimtFamily::resolveBackwardOptions(
   int64_t d = std::max(plan.D, plan.Dv);
   if (cfg.threadsPerRow <= 0) {
     cfg.threadsPerRow = 1;
-    for (int64_t T = 2; T <= 32 && 16 * T <= d && plan.D % (4 * T) == 0 &&
-                        plan.Dv % (4 * T) == 0;
+    for (int64_t T = 2; T <= 32 && d > 16 * (T / 2) &&
+                        plan.D % (4 * T) == 0 && plan.Dv % (4 * T) == 0;
          T *= 2)
       cfg.threadsPerRow = T;
   }
