@@ -22,8 +22,12 @@
 // RUN: %python %S/../../../bench/extract_kernels.py %t.80.stage1.mlir %t.80.mlir %t.80
 // RUN: %if ptxas %{ %ptxas -arch=sm_80 -v %t.80.ptx -o %t.80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // The host plan as attnfuse-run --target=cuda plays it (the stand-in
-// driver runs no kernel): the three launches, grids and blocks.
+// driver runs no kernel): the three launches, grids and blocks; with
+// --check=fa first the naive reference's kernels (naive=true lowers
+// attn.attention_backward too), and the check must FAIL: the kernels did
+// not run, so the reference disagrees with fp64.
 // RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir not attnfuse-run %s --target=cuda --check=fa 2>&1 | FileCheck %s --check-prefix=NAIVE
 
 // CHECK: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: it has no backward kernels
 // CHECK: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: it has no backward kernels
@@ -72,6 +76,13 @@
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=3,2,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd_dq grid=100,1,1 block=256,1,1 shared=0
 // MOCK: check=none: RAN
+
+// The naive reference's kernels (naive=true lowers attn.attention_backward
+// too), then the fused ones.
+// NAIVE: mock-cuda: launch f_kernel
+// NAIVE-NOT: mock-cuda: launch attn_
+// NAIVE: mock-cuda: launch attn_fwd_0_bwd_pre
+// NAIVE: check=fa (reference: naive lowering on the GPU): FAIL
 func.func @f(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x130x64xbf16>, %v: tensor<1x2x130x32xbf16>,
              %o: tensor<1x4x100x32xbf16>, %lse: tensor<1x4x100xf32>, %do: tensor<1x4x100x32xbf16>,
              %bias: tensor<1x1x100x130xf32>, %keep: tensor<100x130xi1>, %seed: i64)
