@@ -196,10 +196,10 @@ RowMaxima attnfuse::gpu_kernels::updateRowMaxima(KB &e, FragmentLayout sl,
       mx = e.fmul(mx, e.f32(scaling.scaleLog2e));
     mx = e.fmax(mx, m[rr]);
     rows.mNew[rr] = mx;
-    Value mSafe = e.safeMax(mx);
-    rows.negM[rr] = arith::NegFOp::create(e.b, e.loc, mSafe);
-    rows.alpha[rr] = exp2Approx(e, e.fsub(m[rr], mSafe));
-    rows.lsum[rr] = e.fmul(l[rr], rows.alpha[rr]);
+    KB::SoftmaxRescale rescale = e.rescaleRow(m[rr], mx, l[rr], exp2Approx);
+    rows.negM[rr] = rescale.negM;
+    rows.alpha[rr] = rescale.alpha;
+    rows.lsum[rr] = rescale.lsum;
   }
   return rows;
 }

@@ -123,8 +123,8 @@ void scoreFragments(
 
 /// The running row maxima after one step of scores: per row rr of the
 /// thread, mNew = max(m, rowmax(s)) (over the quad; times scale log2 e
-/// first when the scale is folded), negM = -m'' (m'' = safe(mNew)),
-/// alpha = 2^(m - m'') and lsum = alpha l.
+/// first when the scale is folded), then KB::rescaleRow's negM = -m''
+/// (m'' = safe(mNew)), alpha = 2^(m - m'') and lsum = alpha l.
 struct RowMaxima {
   SmallVector<Value> mNew, negM, alpha, lsum;
 };

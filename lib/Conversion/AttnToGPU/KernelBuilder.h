@@ -102,6 +102,23 @@ struct KB {
                                         f32(kNegInf));
     return select(isInf, f32(0.0), m);
   }
+  /// The rescale of one online-softmax step of a row (FlashAttention-2, log2
+  /// domain), every family's: from the row's running max `m`, its max after
+  /// the step's scores `mNew` and its running sum `l`, with m'' =
+  /// safe(mNew): -m'', alpha = 2^(m - m'') by `exp2` (math.exp2 on CUDA
+  /// cores, ex2.approx.ftz on the tensor cores) and l alpha. The step then
+  /// adds its probabilities 2^(t - m'') to l alpha and their P V to the
+  /// accumulators times alpha.
+  struct SoftmaxRescale {
+    Value negM, alpha, lsum;
+  };
+  SoftmaxRescale rescaleRow(Value m, Value mNew, Value l,
+                            function_ref<Value(KB &, Value)> exp2) {
+    Value mSafe = safeMax(mNew);
+    Value negM = arith::NegFOp::create(b, loc, mSafe);
+    Value alpha = exp2(*this, fsub(m, mSafe));
+    return {negM, alpha, fmul(l, alpha)};
+  }
   /// The indices of element (b, h, q, k) of a side operand (bias, keep
   /// mask) broadcast along its size-1 dimensions; `bhqk` are in bounds.
   SmallVector<Value> broadcastIndices(Value side, ValueRange bhqk) {

@@ -27,7 +27,8 @@
 //
 // Its thread owns whole rows of scores (after the shuffle reduction), so it
 // runs the online softmax on scalars, not on the tensor-core families'
-// accumulator fragments (Fragments.h).
+// accumulator fragments (Fragments.h); the rescale of a step is theirs
+// (KB::rescaleRow).
 //
 //===----------------------------------------------------------------------===//
 #include "SimtForward.h"
@@ -251,13 +252,13 @@ void SimtForwardKernel::emit() {
                 mNew = e.fmax(mNew, ts.back());
               }
               // m'' = safe(m'), alpha = exp2(m - m''), p = exp2(t - m'').
-              Value mSafe = e.safeMax(mNew);
-              Value alpha = e.exp2(e.fsub(m, mSafe));
-              lsum = e.fmul(lsum, alpha);
+              KB::SoftmaxRescale rescale = e.rescaleRow(
+                  m, mNew, lsum, [](KB &x, Value v) { return x.exp2(v); });
+              lsum = rescale.lsum;
               for (Value &a : acc)
-                a = e.fmul(a, alpha);
+                a = e.fmul(a, rescale.alpha);
               for (int64_t j = 0; j < C; ++j) {
-                Value p = e.exp2(e.fsub(ts[j], mSafe));
+                Value p = e.exp2(e.fadd(ts[j], rescale.negM));
                 lsum = e.fadd(lsum, p);
                 // Dropout acts on the normalized probabilities: on P, not l.
                 if (plan.seed) {
