@@ -94,9 +94,9 @@ static bool callCatchingAbort(void (*fn)(void **), void **arguments) {
   return true;
 }
 
-llvm::Error attnfuse::invokeHostFunction(ExecutionEngine &engine,
-                                         StringRef function,
-                                         llvm::MutableArrayRef<void *> arguments) {
+llvm::Error
+attnfuse::invokeHostFunction(ExecutionEngine &engine, StringRef function,
+                             llvm::MutableArrayRef<void *> arguments) {
   // Global constructors first (what invokePacked does).
   engine.initialize();
   llvm::Expected<void (*)(void **)> fn = engine.lookupPacked(function);
@@ -155,7 +155,8 @@ createJitTargetMachine(StringRef cpu) {
       return llvm::createStringError(
           "unknown JIT CPU '" + cpu.str() + "' for " + triple.str() +
           " (expected 'host' or a CPU name of `llc -mcpu=help`, e.g. "
-          "'x86-64'; set by " + std::string(attnfuse::kJitCpuVariable) + " or the caller)");
+          "'x86-64'; set by " +
+          std::string(attnfuse::kJitCpuVariable) + " or the caller)");
     // The CPU's own features, none of the host's.
     builder->setCPU(cpu.str());
     builder->setFeatures("");

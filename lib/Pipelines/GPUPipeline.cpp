@@ -231,9 +231,10 @@ static void addNaiveKernels(OpPassManager &pm) {
 }
 
 namespace {
-/// Refuses a chip attnfuse cannot compile for (not a chip name, or older
-/// than the toolkit targets) with an error at the module, before any pass
-/// makes code for it (NVPTX would abort on instructions the chip lacks).
+/// Refuses a chip attnfuse cannot compile for (getUnsupportedChipReason: no
+/// chip name, older than the toolkit targets, unknown to NVPTX, or newer
+/// than the features' PTX ISA) with an error at the module, before any pass
+/// makes code for it (NVPTX would abort the process).
 struct CheckChipPass
     : PassWrapper<CheckChipPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckChipPass)

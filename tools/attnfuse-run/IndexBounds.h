@@ -1,4 +1,4 @@
-//===- IndexBounds.h - the range of integer arguments that index -*- C++ -*-===//
+//===- IndexBounds.h - the range of integer arguments -*- C++ -*-===//
 //
 // Exported models take integer tensors that index other tensors (token ids
 // into an embedding table, positions, token types), and index them unchecked

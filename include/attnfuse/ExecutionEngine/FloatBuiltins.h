@@ -1,4 +1,4 @@
-//===- FloatBuiltins.h - 16-bit float conversions for JIT-compiled code -*- C++ -*-===//
+//===- FloatBuiltins.h - f16/bf16 conversions for JIT code ---*- C++ -*-===//
 //
 // LLVM's x86-64 backend lowers conversions between f32/f64 and f16/bf16 to
 // calls of runtime builtins (`__truncsfbf2`, `__extendhfsf2`, ...) unless the
