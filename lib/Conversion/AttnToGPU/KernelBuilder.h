@@ -142,6 +142,15 @@ struct KB {
   }
 };
 
+/// The alignment of four consecutive elements of a row of `buf` (the simt
+/// family's vector loads and stores): rows have a multiple of 4 elements and
+/// the groups start at multiples of 4, so this holds for any allocation
+/// aligned to 16 bytes (CUDA's are to 256).
+inline llvm::MaybeAlign align4(Value buf) {
+  Type t = cast<MemRefType>(buf.getType()).getElementType();
+  return llvm::MaybeAlign(4 * t.getIntOrFloatBitWidth() / 8);
+}
+
 } // namespace attnfuse::gpu_kernels
 
 #endif // ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H

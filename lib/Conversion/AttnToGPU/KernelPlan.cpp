@@ -15,9 +15,10 @@ using namespace attnfuse::gpu_kernels;
 
 SmallVector<ArgRole>
 attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
-  switch (plan.kind) {
-  case KernelKind::Forward: {
-    SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V};
+  // The score pipeline's operands, where the forward and the backward take
+  // them: the optional bias, keep mask and seed, then the score_mod's
+  // captures.
+  auto appendScoreOperands = [&](SmallVector<ArgRole> &roles) {
     if (plan.bias)
       roles.push_back(ArgRole::Bias);
     if (plan.keepMask)
@@ -25,6 +26,11 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
     if (plan.seed)
       roles.push_back(ArgRole::Seed);
     roles.append(plan.captures.size(), ArgRole::Capture);
+  };
+  switch (plan.kind) {
+  case KernelKind::Forward: {
+    SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V};
+    appendScoreOperands(roles);
     roles.push_back(ArgRole::O);
     roles.push_back(ArgRole::Lse);
     return roles;
@@ -34,13 +40,7 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
   case KernelKind::Backward: {
     SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,   ArgRole::V,
                                   ArgRole::GradOut, ArgRole::Lse, ArgRole::Di};
-    if (plan.bias)
-      roles.push_back(ArgRole::Bias);
-    if (plan.keepMask)
-      roles.push_back(ArgRole::Keep);
-    if (plan.seed)
-      roles.push_back(ArgRole::Seed);
-    roles.append(plan.captures.size(), ArgRole::Capture);
+    appendScoreOperands(roles);
     roles.append({ArgRole::DqAccum, ArgRole::Dk, ArgRole::Dv});
     return roles;
   }

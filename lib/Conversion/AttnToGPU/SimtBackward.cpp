@@ -53,13 +53,6 @@ using namespace attnfuse::attn;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-/// The alignment of four consecutive elements of a row of `buf` (rows of a
-/// multiple of 4 elements, groups at multiples of 4).
-llvm::MaybeAlign align4(Value buf) {
-  Type t = cast<MemRefType>(buf.getType()).getElementType();
-  return llvm::MaybeAlign(4 * t.getIntOrFloatBitWidth() / 8);
-}
-
 /// The column of owned element `i` of thread `part` among T threads of a
 /// row: (i/4)*4T + 4 part + i%4.
 Value ownedColumn(KB &k, Value part, int64_t i, int64_t T) {

@@ -49,14 +49,6 @@ using namespace attnfuse::attn;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-/// The alignment of four consecutive elements of a row of `buf`: rows have
-/// a multiple of 4 elements and the groups start at multiples of 4, so this
-/// holds for any allocation aligned to 16 bytes (CUDA's are to 256).
-llvm::MaybeAlign align4(Value buf) {
-  Type t = cast<MemRefType>(buf.getType()).getElementType();
-  return llvm::MaybeAlign(4 * t.getIntOrFloatBitWidth() / 8);
-}
-
 /// The element of a thread's slice: element i of part p of a row of width w
 /// split over T threads is (i/4)*4T + 4p + i%4.
 Value sliceStart(KB &k, Value part, int64_t group, int64_t T) {
