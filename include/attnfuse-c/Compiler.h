@@ -244,6 +244,13 @@ attnfuseCompilationGetKernel(AttnfuseCompilation compilation, intptr_t pos);
 /// the pipeline passes memrefs bare; "i64", "f32", ... for scalars).
 MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelArgumentType(
     AttnfuseCompilation compilation, intptr_t kernel, intptr_t argument);
+/// The name of a kernel argument, its role (docs/GPU.md: "q", "k", "v",
+/// "bias", "keep", "seed", "o", "lse", "do", "di", "dq_accum", "dk", "dv",
+/// "dq", "capture" (each, in order), "tmap_<source>" for a tensor map);
+/// empty for an out-of-range kernel or argument, and for kernels that
+/// convert-attn-to-gpu did not make.
+MLIR_CAPI_EXPORTED MlirStringRef attnfuseCompilationGetKernelArgumentName(
+    AttnfuseCompilation compilation, intptr_t kernel, intptr_t argument);
 /// The kernel's arguments that are TMA tensor maps, as a JSON array ("[]"
 /// for none) of objects {argument, source, dtype, dims, box, swizzle,
 /// l2_promotion}: argument `argument` is a pointer to a 128-byte CUtensorMap

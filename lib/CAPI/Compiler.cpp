@@ -389,9 +389,9 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
 
   PassManager pm(&ctx, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
-  // The kernels' tensor maps, read between the two halves of the CUDA
-  // pipeline (the binaries keep no attributes).
-  attnfuse::TensorMapTable tensorMaps;
+  // The kernels' attributes, read between the two halves of the CUDA
+  // pipeline (the binaries keep none).
+  attnfuse::KernelAttributeTable kernelAttributes;
   if (options.pipeline.empty() && options.target == AttnfuseTargetCUDA) {
     attnfuse::GPUPipelineOptions pipelineOptions;
     if (!options.chip.empty())
@@ -402,7 +402,7 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     attnfuse::buildAttnGPUKernelsPipeline(kernelsPM, pipelineOptions);
     if (failed(kernelsPM.run(*module)))
       return;
-    tensorMaps = attnfuse::collectTensorMaps(*module);
+    kernelAttributes = attnfuse::collectKernelAttributes(*module);
     attnfuse::buildAttnGPUBinaryPipeline(pm, pipelineOptions);
   } else if (options.pipeline.empty()) {
     attnfuse::CPUPipelineOptions pipelineOptions;
@@ -434,7 +434,7 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     return;
 
   llvm::raw_string_ostream(c.ir) << *module;
-  c.kernels = attnfuse::collectGPUKernels(*module, tensorMaps);
+  c.kernels = attnfuse::collectGPUKernels(*module, kernelAttributes);
   for (const attnfuse::GPUKernel &kernel : c.kernels)
     c.tensorMapsJSON.push_back(attnfuse::tensorMapsToJSON(kernel.tensorMaps));
 
@@ -771,6 +771,15 @@ attnfuseCompilationGetKernelArgumentType(AttnfuseCompilation compilation,
       !inRange(argument, kernels[kernel].argumentTypes.size()))
     return {nullptr, 0};
   return toRef(kernels[kernel].argumentTypes[argument]);
+}
+MlirStringRef
+attnfuseCompilationGetKernelArgumentName(AttnfuseCompilation compilation,
+                                         intptr_t kernel, intptr_t argument) {
+  const auto &kernels = getOrEmpty(compilation).kernels;
+  if (!inRange(kernel, kernels.size()) ||
+      !inRange(argument, kernels[kernel].argumentNames.size()))
+    return {nullptr, 0};
+  return toRef(kernels[kernel].argumentNames[argument]);
 }
 intptr_t
 attnfuseCompilationGetNumDiagnostics(AttnfuseCompilation compilation) {

@@ -10,15 +10,25 @@
 
 using namespace mlir;
 
-attnfuse::TensorMapTable attnfuse::collectTensorMaps(ModuleOp module) {
-  TensorMapTable table;
+attnfuse::KernelAttributeTable
+attnfuse::collectKernelAttributes(ModuleOp module) {
+  KernelAttributeTable table;
   module.walk([&](gpu::GPUFuncOp func) {
+    auto names = func->getAttrOfType<ArrayAttr>("attn.args");
     auto maps = func->getAttrOfType<ArrayAttr>("attn.tensor_maps");
-    if (!maps)
+    auto family = func->getAttrOfType<StringAttr>("attn.family");
+    if (!names && !maps && !family)
       return;
     auto module = func->getParentOfType<gpu::GPUModuleOp>();
-    std::vector<TensorMapArgument> &entry =
+    KernelAttributes &entry =
         table[(module.getName() + "::" + func.getName()).str()];
+    if (names)
+      for (auto name : names.getAsRange<StringAttr>())
+        entry.argumentNames.push_back(name.str());
+    if (family)
+      entry.family = family.str();
+    if (!maps)
+      return;
     for (auto map : maps.getAsRange<DictionaryAttr>()) {
       auto integer = [&](StringRef key) {
         return map.getAs<IntegerAttr>(key).getInt();
@@ -33,7 +43,7 @@ attnfuse::TensorMapTable attnfuse::collectTensorMaps(ModuleOp module) {
       arg.box.assign(box.begin(), box.end());
       arg.swizzle = integer("swizzle");
       arg.l2Promotion = integer("l2_promotion");
-      entry.push_back(std::move(arg));
+      entry.tensorMaps.push_back(std::move(arg));
     }
   });
   return table;
@@ -56,7 +66,8 @@ attnfuse::tensorMapsToJSON(const std::vector<TensorMapArgument> &maps) {
 }
 
 std::vector<attnfuse::GPUKernel>
-attnfuse::collectGPUKernels(ModuleOp module, const TensorMapTable &maps) {
+attnfuse::collectGPUKernels(ModuleOp module,
+                            const KernelAttributeTable &attributes) {
   std::vector<GPUKernel> kernels;
   module.walk([&](gpu::LaunchFuncOp launch) {
     auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
@@ -90,11 +101,14 @@ attnfuse::collectGPUKernels(ModuleOp module, const TensorMapTable &maps) {
         type = type.substr(strlen("!llvm."));
       kernel.argumentTypes.push_back(type);
     }
-    if (auto it = maps.find(
+    if (auto it = attributes.find(
             (launch.getKernelModuleName().getValue() + "::" + kernel.name)
                 .str());
-        it != maps.end())
-      kernel.tensorMaps = it->second;
+        it != attributes.end()) {
+      kernel.argumentNames = it->second.argumentNames;
+      kernel.tensorMaps = it->second.tensorMaps;
+      kernel.family = it->second.family;
+    }
     kernels.push_back(std::move(kernel));
   });
   return kernels;

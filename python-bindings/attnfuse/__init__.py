@@ -117,6 +117,8 @@ _compilationGetKernel = _declare("attnfuseCompilationGetKernel", _Kernel, _H,
                                  _i)
 _compilationGetKernelArgumentType = _declare(
     "attnfuseCompilationGetKernelArgumentType", _S, _H, _i, _i)
+_compilationGetKernelArgumentName = _declare(
+    "attnfuseCompilationGetKernelArgumentName", _S, _H, _i, _i)
 _compilationGetKernelTensorMaps = _declare(
     "attnfuseCompilationGetKernelTensorMaps", _S, _H, _i)
 _compilationGetNumDiagnostics = _declare(
@@ -224,10 +226,14 @@ class Kernel:
     "dims" and "box" (elements, outermost first), "swizzle" and
     "l2_promotion" (bytes); [] for other kernels. The launcher builds those
     from their sources: attnfuse.cuda_launch.launch() runs the kernel on
-    torch tensors, given the other arguments."""
+    torch tensors, given the other arguments. `argument_names` are the
+    arguments' roles ("q", "k", "v", "o", "lse", "do", "dq_accum", ...,
+    "tmap_q" for a tensor map; docs/GPU.md), [] for a kernel that
+    convert-attn-to-gpu did not make: cuda_launch.launch_named() takes the
+    arguments by these names."""
 
     def __init__(self, name, binary, grid, block, dynamic_shared_memory_bytes,
-                 argument_types, tensor_maps=None):
+                 argument_types, tensor_maps=None, argument_names=None):
         self.name = name
         self.binary = binary
         self.grid = grid
@@ -235,6 +241,7 @@ class Kernel:
         self.dynamic_shared_memory_bytes = dynamic_shared_memory_bytes
         self.argument_types = argument_types
         self.tensor_maps = list(tensor_maps or [])
+        self.argument_names = list(argument_names or [])
 
     def __repr__(self) -> str:
         maps = (", tensor_maps=%s" % self.tensor_maps if self.tensor_maps
@@ -262,6 +269,12 @@ class CompileResult:
         return self.ir
 
 
+def _argument_names(handle, kernel: int, count: int) -> List[str]:
+    names = [str(_compilationGetKernelArgumentName(handle, kernel, a))
+             for a in range(count)]
+    return names if any(names) else []
+
+
 def _kernels(handle) -> List[Kernel]:
     kernels = []
     for i in range(_compilationGetNumKernels(handle)):
@@ -272,7 +285,8 @@ def _kernels(handle) -> List[Kernel]:
             [str(_compilationGetKernelArgumentType(handle, i, a))
              for a in range(k.numArguments)],
             json.loads(str(_compilationGetKernelTensorMaps(handle, i)) or
-                       "[]")))
+                       "[]"),
+            _argument_names(handle, i, k.numArguments)))
     return kernels
 
 

@@ -414,6 +414,7 @@ def guard_intact(t, guard, fill=float("nan")):
 
 _LOADED = {}
 _TENSOR_MAPS = _TensorMapCache()
+_CONTEXT_READY = False
 
 
 def launch(kernel, *args, stream=None):
@@ -441,8 +442,11 @@ def launch(kernel, *args, stream=None):
                if maps else "") + f", got {len(args)}")
     if -1 in kernel.grid or -1 in kernel.block:
         raise ValueError(f"{kernel.name}: launch sizes are not constants")
-    torch.cuda.init()
-    torch.zeros(1, device="cuda")  # makes PyTorch's primary context current
+    global _CONTEXT_READY
+    if not _CONTEXT_READY:
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")  # makes PyTorch's primary context current
+        _CONTEXT_READY = True
     lib = _Driver.get()
     key = (kernel.name, kernel.binary)
     if key not in _LOADED:
@@ -498,3 +502,22 @@ def launch(kernel, *args, stream=None):
                                      kernel.dynamic_shared_memory_bytes,
                                      ctypes.c_void_p(stream), params, None),
                   "cuLaunchKernel")
+
+
+def launch_named(kernel, values, stream=None):
+    """launch(kernel, ...) with the arguments taken by name from the dict
+    `values` (kernel.argument_names: "q", "lse", "dq_accum", ...; the
+    tensor maps, "tmap_*", are built by launch). A missing name is a
+    ValueError naming it; names the kernel does not take are ignored, so
+    that one dict serves the kernels of a backward."""
+    names = getattr(kernel, "argument_names", None)
+    if not names:
+        raise ValueError(f"{getattr(kernel, 'name', kernel)}: the kernel "
+                         "does not name its arguments")
+    maps = {m["argument"] for m in getattr(kernel, "tensor_maps", [])}
+    passed = [n for i, n in enumerate(names) if i not in maps]
+    missing = [n for n in passed if n not in values]
+    if missing:
+        raise ValueError(f"{kernel.name}: no value for argument(s) "
+                         f"{', '.join(missing)} (it takes {', '.join(passed)})")
+    launch(kernel, *[values[n] for n in passed], stream=stream)

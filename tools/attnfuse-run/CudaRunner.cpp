@@ -396,8 +396,9 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
   if (!plan)
     return plan.takeError();
 
-  // The tensor maps the kernels take (the binaries keep no attributes).
-  attnfuse::TensorMapTable tensorMaps = attnfuse::collectTensorMaps(module);
+  // The kernels' tensor maps and names (the binaries keep no attributes).
+  attnfuse::KernelAttributeTable attributes =
+      attnfuse::collectKernelAttributes(module);
 
   // The cubins: the second half of the pipeline.
   PassManager binaryPM(module.getContext());
@@ -405,7 +406,7 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
   if (failed(binaryPM.run(module)))
     return llvm::createStringError(pipelineName + " failed");
   std::vector<attnfuse::GPUKernel> kernels =
-      attnfuse::collectGPUKernels(module, tensorMaps);
+      attnfuse::collectGPUKernels(module, attributes);
   if (kernels.size() != plan->launches.size())
     return llvm::createStringError("the pipeline produced " +
                                    llvm::Twine(kernels.size()) +

@@ -25,13 +25,24 @@ struct TensorMapArgument {
   int64_t swizzle, l2Promotion;
 };
 
-/// The tensor-map arguments of the kernels of a module, by
-/// "gpu-module::kernel".
-using TensorMapTable = llvm::StringMap<std::vector<TensorMapArgument>>;
+/// What a launcher needs of a kernel besides its binary and launch sizes,
+/// from the attributes convert-attn-to-gpu puts on its gpu.func: the
+/// arguments' names (attn.args: the roles of KernelPlan.h, "q", "lse",
+/// "dq_accum", ..., and "tmap_<source>" for tensor maps), its tensor maps
+/// (attn.tensor_maps) and its instruction family (attn.family). Empty for
+/// kernels of other origins.
+struct KernelAttributes {
+  std::vector<std::string> argumentNames;
+  std::vector<TensorMapArgument> tensorMaps;
+  std::string family;
+};
 
-/// The tensor maps of the gpu.func kernels of `module` (before its device
-/// code is compiled: the binary keeps no attributes).
-TensorMapTable collectTensorMaps(mlir::ModuleOp module);
+/// The attributes of the kernels of a module, by "gpu-module::kernel".
+using KernelAttributeTable = llvm::StringMap<KernelAttributes>;
+
+/// The attributes of the gpu.func kernels of `module`, read before its
+/// device code is compiled (the binary keeps no attributes).
+KernelAttributeTable collectKernelAttributes(mlir::ModuleOp module);
 
 /// A JSON array of `maps` (objects with the fields of TensorMapArgument:
 /// argument, source, dtype, dims, box, swizzle, l2_promotion), for the C API
@@ -49,15 +60,18 @@ struct GPUKernel {
   int64_t dynamicSharedMemoryBytes;
   /// LLVM types of the arguments in order ("ptr", "i64", "f32", ...).
   std::vector<std::string> argumentTypes;
-  /// The arguments that are tensor maps (pointers the launcher makes).
+  /// The arguments' names, tensor maps and family (KernelAttributes).
+  std::vector<std::string> argumentNames;
   std::vector<TensorMapArgument> tensorMaps;
+  std::string family;
 };
 
 /// The kernels of `module`'s gpu.launch_func ops, in walk order, with the
-/// binary of the gpu.binary each names and their tensor maps from `maps`
-/// (collectTensorMaps before the binaries were made).
-std::vector<GPUKernel> collectGPUKernels(mlir::ModuleOp module,
-                                         const TensorMapTable &maps = {});
+/// binary of the gpu.binary each names and their attributes from
+/// `attributes` (collectKernelAttributes before the binaries were made).
+std::vector<GPUKernel>
+collectGPUKernels(mlir::ModuleOp module,
+                  const KernelAttributeTable &attributes = {});
 
 } // namespace attnfuse
 

@@ -1,0 +1,260 @@
+"""attnfuse's fused attention as a PyTorch operator, with autograd.
+
+    import attnfuse.torch as aft
+    o = aft.attention(q, k, v, causal=True)            # q, k, v [B, H, N, D]
+    o = aft.flash_attn_func(q, k, v, causal=True)      # q, k, v [B, N, H, D]
+    o.sum().backward()                                 # attnfuse's backward
+
+`attention` is called as F.scaled_dot_product_attention is (the is_causal
+of SDPA is top-left aligned); `flash_attn_func` as flash_attn's (causal and
+windows bottom-right aligned, [B, N, H, D]). Both take GQA/MQA by head
+counts (K/V with fewer heads), a scale, a sliding window, a softcap, an
+additive bias (broadcast to [B, Hq, Nq, Nk]) and dropout, in bf16, f16 or
+f32 on CUDA.
+
+Two custom operators (torch.library) do the work:
+`attnfuse::attention_forward` (q, k, v, ...) -> (o, lse) and
+`attnfuse::attention_backward` (do, q, k, v, o, lse, ...) -> (dq, dk, dv);
+the forward's autograd saves O and lse and calls the backward, which
+recomputes the probabilities from Q, K and lse (FlashAttention's backward;
+the attn.attention_backward kernels). Both have fake implementations, so
+torch.compile traces them without graph breaks. The kernels of each
+configuration are compiled on first use through attnfuse's C API and
+cached in memory and on disk (attnfuse.attention_kernels); a compile error
+is an attnfuse.CompileError with the compiler's located diagnostics.
+
+Dropout draws a seed per call from `generator` (default: torch's default
+CPU generator, so torch.manual_seed makes runs repeatable); the backward
+regenerates the forward's mask from the same seed.
+
+Not yet: a gradient for the bias (a bias that requires grad is refused),
+a deterministic backward (dQ is summed with f32 atomics), strided inputs
+without a copy (inputs are made contiguous in [B, H, N, D]: the
+[B, N, H, D] layout costs a transpose of Q, K, V and dO).
+"""
+import os
+from typing import Optional, Tuple
+
+import torch
+
+from . import attention_kernels as _kernels
+from . import cuda_launch as _launch
+
+__all__ = ["attention", "flash_attn_func"]
+
+_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16",
+           torch.float32: "f32"}
+
+
+def _chip(device: torch.device) -> str:
+    """The chip to compile for: $ATTNFUSE_CHIP, else the device's
+    (sm_90a on sm_90: the wgmma kernels need the arch-specific target)."""
+    chip = os.environ.get("ATTNFUSE_CHIP")
+    if chip:
+        return chip
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
+
+
+def _config(q, k, v, bias, causal, window_left, window_right, alignment,
+            softcap, scale, dropout_p) -> _kernels.AttentionConfig:
+    return _kernels.AttentionConfig(
+        dtype=_DTYPES[q.dtype], batch=q.shape[0], heads_q=q.shape[1],
+        heads_kv=k.shape[1], seq_q=q.shape[2], seq_k=k.shape[2],
+        head_dim_qk=q.shape[3], head_dim_v=v.shape[3], causal=causal,
+        window=(window_left, window_right), alignment=alignment,
+        softcap=softcap, scale=scale,
+        bias_shape=None if bias is None else tuple(bias.shape),
+        dropout_p=dropout_p, chip=_chip(q.device))
+
+
+def _ready(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+    """t as the kernels read it: contiguous, 16-byte aligned."""
+    if t is None:
+        return None
+    t = t.contiguous()
+    return t if t.data_ptr() % _launch.ALIGNMENT == 0 else t.clone()
+
+
+def _seed_value(seed: Optional[torch.Tensor]) -> int:
+    return 0 if seed is None else int(seed.item())
+
+
+def _run(kernels, values, device) -> None:
+    with torch.cuda.device(device):
+        for kernel in kernels:
+            _launch.launch_named(kernel, values)
+
+
+@torch.library.custom_op("attnfuse::attention_forward", mutates_args=(),
+                         device_types="cuda")
+def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+             bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
+             causal: bool, window_left: int, window_right: int,
+             alignment: str, softcap: float, scale: Optional[float],
+             dropout_p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    q, k, v, bias = _ready(q), _ready(k), _ready(v), _ready(bias)
+    cfg = _config(q, k, v, bias, causal, window_left, window_right,
+                  alignment, softcap, scale, dropout_p)
+    o = q.new_empty(q.shape[:3] + (v.shape[3],))
+    lse = q.new_empty(q.shape[:3], dtype=torch.float32)
+    _run(_kernels.get_kernels(cfg, "forward"),
+         {"q": q, "k": k, "v": v, "bias": bias, "seed": _seed_value(seed),
+          "o": o, "lse": lse}, q.device)
+    return o, lse
+
+
+@_forward.register_fake
+def _(q, k, v, bias, seed, causal, window_left, window_right, alignment,
+      softcap, scale, dropout_p):
+    return (q.new_empty(q.shape[:3] + (v.shape[3],)),
+            q.new_empty(q.shape[:3], dtype=torch.float32))
+
+
+@torch.library.custom_op("attnfuse::attention_backward", mutates_args=(),
+                         device_types="cuda")
+def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+              v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+              bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
+              causal: bool, window_left: int, window_right: int,
+              alignment: str, softcap: float, scale: Optional[float],
+              dropout_p: float
+              ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    do, q, k, v, o, lse, bias = (_ready(t) for t in (do, q, k, v, o, lse,
+                                                       bias))
+    cfg = _config(q, k, v, bias, causal, window_left, window_right,
+                  alignment, softcap, scale, dropout_p)
+    dq_accum = q.new_empty(q.shape, dtype=torch.float32)
+    # f32: the accumulator is dQ (the backward has no conversion kernel).
+    dq = dq_accum if q.dtype == torch.float32 else q.new_empty(q.shape)
+    dk, dv = k.new_empty(k.shape), v.new_empty(v.shape)
+    _run(_kernels.get_kernels(cfg, "backward"),
+         {"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do,
+          "bias": bias, "seed": _seed_value(seed),
+          "di": q.new_empty(q.shape[:3], dtype=torch.float32),
+          "dq_accum": dq_accum, "dq": dq, "dk": dk, "dv": dv}, q.device)
+    return dq, dk, dv
+
+
+@_backward.register_fake
+def _(do, q, k, v, o, lse, bias, seed, causal, window_left, window_right,
+      alignment, softcap, scale, dropout_p):
+    # Contiguous, as the kernels write them (not empty_like: q may be a
+    # transposed view).
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, bias, seed, *options = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse, bias, seed)
+    ctx.options = options
+    ctx.mark_non_differentiable(lse)
+
+
+def _gradients(ctx, do, _dlse):
+    q, k, v, o, lse, bias, seed = ctx.saved_tensors
+    dq, dk, dv = _backward(do, q, k, v, o, lse, bias, seed, *ctx.options)
+    return (dq, dk, dv) + (None,) * (2 + len(ctx.options))
+
+
+torch.library.register_autograd("attnfuse::attention_forward", _gradients,
+                                setup_context=_setup_context)
+
+
+def _check(q, k, v, bias, window, dropout_p, generator):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"attnfuse.torch: {name} must be a 4-d tensor, "
+                             f"got {getattr(t, 'shape', type(t).__name__)}")
+        if t.dtype not in _DTYPES:
+            raise TypeError(f"attnfuse.torch: {name} is {t.dtype}; the "
+                            "kernels take bf16, f16 or f32")
+        if not t.is_cuda:
+            raise ValueError(f"attnfuse.torch: {name} is on {t.device}, not "
+                             "a CUDA device")
+    if len({q.dtype, k.dtype, v.dtype}) != 1:
+        raise TypeError(f"attnfuse.torch: q, k, v must have one dtype, got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
+    if len({q.device, k.device, v.device}) != 1:
+        raise ValueError("attnfuse.torch: q, k, v are on different devices")
+    if bias is not None:
+        if not isinstance(bias, torch.Tensor) or bias.dtype != q.dtype \
+                or bias.device != q.device:
+            raise TypeError(f"attnfuse.torch: the bias must be a {q.dtype} "
+                            f"tensor on {q.device}")
+        if bias.requires_grad and torch.is_grad_enabled():
+            raise NotImplementedError(
+                "attnfuse.torch: the bias requires grad, and the backward "
+                "kernels do not compute dBias yet")
+    if len(window) != 2:
+        raise ValueError(f"attnfuse.torch: window is (left, right), got "
+                         f"{window}")
+    if generator is not None and not dropout_p:
+        raise ValueError("attnfuse.torch: a generator without dropout_p")
+
+
+def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
+               dropout_p, generator, return_lse):
+    """q, k, v in [B, H, N, D]."""
+    _check(q, k, v, bias, window, dropout_p, generator)
+    seed = None
+    if dropout_p:
+        seed = torch.randint(0, 2 ** 62, (), dtype=torch.int64,
+                             generator=generator,
+                             device=generator.device if generator is not None
+                             else "cpu")
+    o, lse = _forward(q, k, v, bias, seed, bool(causal), int(window[0]),
+                      int(window[1]), alignment, float(softcap or 0.0),
+                      None if scale is None else float(scale),
+                      float(dropout_p))
+    return (o, lse) if return_lse else o
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
+              causal: bool = False, window: Tuple[int, int] = (-1, -1),
+              alignment: str = "top_left", softcap: Optional[float] = None,
+              scale: Optional[float] = None,
+              bias: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
+              generator: Optional[torch.Generator] = None,
+              return_lse: bool = False):
+    """softmax(mask(softcap(scale * q k^T) + bias)) v with dropout, as
+    SDPA computes it, in one fused kernel; q [B, Hq, Nq, Dqk], k
+    [B, Hkv, Nk, Dqk], v [B, Hkv, Nk, Dv] with Hq a multiple of Hkv.
+
+    causal: keys after the query's (top-left aligned by default, as SDPA's
+    is_causal). window: (left, right) keys around the aligned diagonal, -1
+    unbounded. scale: default 1/sqrt(Dqk). softcap: softcap *
+    tanh(s / softcap) of the scaled scores s. bias: added after the
+    softcap, broadcast to [B, Hq, Nq, Nk]. return_lse: also the f32 row
+    log-sum-exp [B, Hq, Nq] (not differentiable). Returns O [B, Hq, Nq, Dv]."""
+    return _attention(q, k, v, causal=causal, window=window,
+                      alignment=alignment, softcap=softcap, scale=scale,
+                      bias=bias, dropout_p=dropout_p, generator=generator,
+                      return_lse=return_lse)
+
+
+def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                    dropout_p: float = 0.0,
+                    softmax_scale: Optional[float] = None,
+                    causal: bool = False,
+                    window_size: Tuple[int, int] = (-1, -1),
+                    softcap: float = 0.0, return_lse: bool = False,
+                    generator: Optional[torch.Generator] = None):
+    """flash_attn.flash_attn_func's calling convention: q [B, Nq, Hq, D],
+    k, v [B, Nk, Hkv, D]; causal and windows aligned bottom-right (the last
+    query sees the last key). Returns O [B, Nq, Hq, Dv] (a transposed view
+    of the kernel's [B, Hq, Nq, Dv]) and, with return_lse, lse
+    [B, Hq, Nq]."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"attnfuse.torch: {name} must be a 4-d tensor "
+                             "[B, N, H, D]")
+    out = _attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                     causal=causal, window=window_size,
+                     alignment="bottom_right", softcap=softcap,
+                     scale=softmax_scale, bias=None, dropout_p=dropout_p,
+                     generator=generator, return_lse=return_lse)
+    if return_lse:
+        return out[0].transpose(1, 2), out[1]
+    return out.transpose(1, 2)
