@@ -178,6 +178,13 @@ def _check(q, k, v, bias, window, dropout_p, generator):
                         f"{q.dtype}, {k.dtype}, {v.dtype}")
     if len({q.device, k.device, v.device}) != 1:
         raise ValueError("attnfuse.torch: q, k, v are on different devices")
+    (b, hq, _, d), (bk, hkv, nk, dk), (bv, hv, nv, _) = (q.shape, k.shape,
+                                                          v.shape)
+    if (bk, dk) != (b, d) or (bv, hv, nv) != (bk, hkv, nk):
+        raise ValueError(
+            f"attnfuse.torch: q {list(q.shape)}, k {list(k.shape)}, v "
+            f"{list(v.shape)} do not fit [B, Hq, Nq, D], [B, Hkv, Nk, D], "
+            "[B, Hkv, Nk, Dv] (after the layout's transpose)")
     if bias is not None:
         if not isinstance(bias, torch.Tensor) or bias.dtype != q.dtype \
                 or bias.device != q.device:

@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""attnfuse.torch on the GPU: gradients by FlashAttention's rule, gradcheck,
+torch.compile, dropout, errors, the kernel cache.
+
+    PYTHONPATH=bundle/python python3 test/GPU/torch_attention.py [--quick]
+
+Needs torch and a CUDA GPU (the GPU machine: scripts/run-gpu-tests.sh runs
+it). Prints one line per check and exits non-zero on any failure.
+
+The rule (FlashAttention's tests, the training issue's "Done when"): for
+each of O, dQ, dK, dV, the error of attnfuse's against an f32 reference
+must be at most 3x the error of the same computation in eager PyTorch in
+the inputs' dtype (plus 1e-5, for errors that are 0 in both), over a sweep
+of (Nq, Nk) from (113, 203) to (2048, 2048), head dims 32 to 256, no mask
+/ causal / sliding window, MHA / GQA / MQA, dropout 0 and 0.17. With
+dropout, the references use attnfuse's own mask, read back through the
+forward kernel: with Q = 0 and V one-hot, O = keep / ((1 - p) * visible
+keys) (FlashAttention's tests do the same with return_attn_probs).
+"""
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+
+import attnfuse
+import attnfuse.torch as aft
+from attnfuse import attention_kernels
+
+FAILURES = []
+
+
+def report(ok, what):
+    print(("PASS " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        FAILURES.append(what)
+
+
+def visible(nq, nk, causal, window, alignment, device):
+    left, right = window
+    if causal:
+        right = 0
+    off = nk - nq if alignment == "bottom_right" else 0
+    i = torch.arange(nq, device=device)[:, None]
+    j = torch.arange(nk, device=device)[None, :]
+    d = j - (i + off)
+    ok = torch.ones(nq, nk, dtype=torch.bool, device=device)
+    if left >= 0:
+        ok &= d >= -left
+    if right >= 0:
+        ok &= d <= right
+    return ok
+
+
+def reference(q, k, v, *, causal=False, window=(-1, -1),
+              alignment="top_left", softcap=0.0, scale=None, bias=None,
+              keep=None, dropout_p=0.0, dtype=torch.float32):
+    """Attention as eager PyTorch computes it, every op in `dtype`."""
+    q, k, v = (x.to(dtype) for x in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    s = (q @ k.transpose(-1, -2)) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    if bias is not None:
+        s = s + bias.to(dtype)
+    s = s.masked_fill(~visible(q.shape[2], k.shape[2], causal, window,
+                               alignment, q.device), float("-inf"))
+    p = torch.softmax(s, -1).nan_to_num(0.0)  # rows that see no key: 0
+    if keep is not None:
+        p = p * keep.to(dtype) / (1 - dropout_p)
+    return p @ v
+
+
+def read_keep(cfg_args, seed, shape_q, nk, hkv, dtype, dropout_p):
+    """The keep mask [B, Hq, Nq, Nk] of attnfuse's forward for `seed`:
+    Q = 0 makes P uniform over the visible keys, V one-hot per 64 keys
+    makes O read P * keep / (1 - p) back."""
+    b, hq, nq, d = shape_q
+    causal, wl, wr, alignment = cfg_args
+    q = torch.zeros(b, hq, nq, d, dtype=dtype, device="cuda")
+    k = torch.zeros(b, hkv, nk, d, dtype=dtype, device="cuda")
+    keep = torch.zeros(b, hq, nq, nk, dtype=torch.bool, device="cuda")
+    for j0 in range(0, nk, 64):
+        v = torch.zeros(b, hkv, nk, 64, dtype=dtype, device="cuda")
+        cols = torch.arange(j0, min(nk, j0 + 64), device="cuda")
+        v[:, :, cols, cols - j0] = 1
+        o, _ = torch.ops.attnfuse.attention_forward(
+            q, k, v, None, seed, causal, wl, wr, alignment, 0.0, None,
+            dropout_p)
+        keep[..., j0:j0 + len(cols)] = o[..., :len(cols)] > 0
+    return keep
+
+
+def sweep(quick):
+    rng = random.Random(0)
+    seqs = [(113, 203), (128, 217), (256, 512), (512, 256), (108, 256),
+            (1024, 1024), (2048, 2048)]
+    dims = [32, 64, 96, 128, 256]
+    masks = [("none", False, (-1, -1)), ("causal", True, (-1, -1)),
+             ("window", False, (64, 32))]
+    heads = [("MHA", 4, 4), ("GQA", 4, 2), ("MQA", 4, 1)]
+    cases = []
+    for (nq, nk) in seqs:
+        for d in dims:
+            for mask in masks:
+                for h in heads:
+                    for p in (0.0, 0.17):
+                        cases.append((nq, nk, d, mask, h, p))
+    rng.shuffle(cases)
+    # Every value of every axis appears; the rest of the grid is sampled.
+    return cases[:12] if quick else cases[:48]
+
+
+def check_case(nq, nk, d, mask, heads, p, dtype):
+    name, causal, window = mask
+    hname, hq, hkv = heads
+    b = 2
+    g = torch.Generator(device="cuda").manual_seed(nq * 7 + nk + d)
+    q = torch.randn(b, hq, nq, d, device="cuda", dtype=dtype, generator=g)
+    k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtype, generator=g)
+    v = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtype, generator=g)
+    do = torch.randn(b, hq, nq, d, device="cuda", dtype=dtype, generator=g)
+    alignment = "bottom_right"
+    seed = torch.tensor(1234 + nq, dtype=torch.int64) if p else None
+    qa, ka, va = (x.clone().requires_grad_() for x in (q, k, v))
+    o, _ = torch.ops.attnfuse.attention_forward(
+        qa, ka, va, None, seed, causal, window[0], window[1], alignment, 0.0,
+        None, p)
+    ours = [o] + list(torch.autograd.grad(o, (qa, ka, va), do))
+    keep = (read_keep((causal, window[0], window[1], alignment), seed,
+                      (b, hq, nq, d), nk, hkv, dtype, p) if p else None)
+    results = {}
+    for ref_dtype in (torch.float32, dtype):
+        qr, kr, vr = (x.clone().requires_grad_() for x in (q, k, v))
+        out = reference(qr, kr, vr, causal=causal, window=window,
+                        alignment=alignment, keep=keep, dropout_p=p,
+                        dtype=ref_dtype)
+        grads = torch.autograd.grad(out, (qr, kr, vr), do.to(ref_dtype))
+        results[ref_dtype] = [out.float()] + [x.float() for x in grads]
+    ok, parts = True, []
+    for label, mine, ref, eager in zip(("o", "dq", "dk", "dv"), ours,
+                                       results[torch.float32],
+                                       results[dtype]):
+        err = (mine.float() - ref).abs().max().item()
+        bound = 3 * (eager - ref).abs().max().item() + 1e-5
+        ok &= err <= bound and math.isfinite(err)
+        parts.append(f"{label} {err:.1e}/{bound:.1e}")
+    report(ok, f"grad {dtype} Nq={nq} Nk={nk} d={d} {name} {hname} p={p}: "
+           + " ".join(parts))
+
+
+def check_gradcheck():
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for causal, window in ((False, (-1, -1)), (True, (-1, -1)),
+                           (False, (3, 2))):
+        q = torch.randn(1, 2, 9, 16, device="cuda", generator=g)
+        k = torch.randn(1, 1, 13, 16, device="cuda", generator=g)
+        v = torch.randn(1, 1, 13, 16, device="cuda", generator=g)
+        args = [x.requires_grad_() for x in (q, k, v)]
+        fn = lambda q, k, v: aft.attention(q, k, v, causal=causal,
+                                           window=window, softcap=4.0,
+                                           alignment="bottom_right")
+        try:
+            ok = torch.autograd.gradcheck(fn, args, eps=1e-3, atol=2e-3,
+                                          rtol=2e-3, nondet_tol=1e-5)
+        except Exception as e:  # gradcheck raises with the mismatch
+            print(str(e)[:2000])
+            ok = False
+        report(ok, f"gradcheck f32 GQA 2/1 Nq=9 Nk=13 d=16 softcap "
+               f"causal={causal} window={window}")
+
+
+def check_compile():
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(256, 3 * 256)
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(x).view(b, n, 3, 4, 64).unbind(2)
+            o = aft.flash_attn_func(q, k, v, causal=True, softcap=20.0)
+            return o.reshape(b, n, 256)
+
+    torch.manual_seed(0)
+    m = Block().cuda().to(torch.bfloat16)
+    x = torch.randn(2, 300, 256, device="cuda", dtype=torch.bfloat16)
+    eager = m(x)
+    ge = torch.autograd.grad(eager.float().square().sum(),
+                             list(m.parameters()))
+    torch._dynamo.reset()
+    compiled = torch.compile(m, fullgraph=True)
+    out = compiled(x)
+    gc = torch.autograd.grad(out.float().square().sum(),
+                             list(m.parameters()))
+    err = max((out.float() - eager.float()).abs().max().item(),
+              *[(a.float() - b.float()).abs().max().item() /
+                max(b.float().abs().max().item(), 1e-6)
+                for a, b in zip(gc, ge)])
+    report(err < 2e-2, f"torch.compile(fullgraph=True) of a causal softcap "
+           f"block, forward and backward: max difference to eager {err:.1e}")
+    explanation = torch._dynamo.explain(m)(x)
+    report(explanation.graph_break_count == 0,
+           f"torch._dynamo.explain: {explanation.graph_break_count} graph "
+           "breaks")
+
+
+def check_flash_layout_and_features():
+    g = torch.Generator(device="cuda").manual_seed(2)
+    b, nq, nk, hq, hkv, d = 2, 200, 333, 8, 2, 128
+    q = torch.randn(b, nq, hq, d, device="cuda", dtype=torch.bfloat16,
+                    generator=g)
+    k = torch.randn(b, nk, hkv, d, device="cuda", dtype=torch.bfloat16,
+                    generator=g)
+    v = torch.randn(b, nk, hkv, d, device="cuda", dtype=torch.bfloat16,
+                    generator=g)
+    bias = torch.randn(1, hq, nq, nk, device="cuda", dtype=torch.bfloat16,
+                       generator=g)
+    o = aft.flash_attn_func(q, k, v, causal=True, window_size=(100, 0),
+                            softmax_scale=0.1, softcap=15.0)
+    ref = reference(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                    causal=True, window=(100, 0), alignment="bottom_right",
+                    softcap=15.0, scale=0.1).transpose(1, 2)
+    err = (o.float() - ref).abs().max().item()
+    report(err < 2e-2, f"flash_attn_func [B,N,H,D] GQA 8/2 causal window "
+           f"(100, 0) scale softcap: max|err| {err:.1e}")
+    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+    o2 = aft.attention(qt, kt, vt, bias=bias)
+    ref2 = reference(qt, kt, vt, bias=bias)
+    err2 = (o2.float() - ref2).abs().max().item()
+    report(err2 < 2e-2, f"attention with a [1,H,Nq,Nk] bias, GQA: max|err| "
+           f"{err2:.1e}")
+    o3, lse = aft.attention(qt, kt, vt, return_lse=True)
+    s = (qt.float() @ kt.float().repeat_interleave(4, 1).transpose(-1, -2))
+    lse_ref = torch.logsumexp(s * d ** -0.5, -1)
+    err3 = (lse - lse_ref).abs().max().item()
+    report(err3 < 1e-3 and not lse.requires_grad,
+           f"return_lse: max|err| {err3:.1e}, not differentiable")
+    sdpa = F.scaled_dot_product_attention(qt, kt, vt, is_causal=True,
+                                          enable_gqa=True)
+    err4 = (aft.attention(qt, kt, vt, causal=True).float() -
+            sdpa.float()).abs().max().item()
+    report(err4 < 2e-2, f"causal=True matches SDPA's is_causal (top-left): "
+           f"max|diff| {err4:.1e}")
+
+
+def check_errors():
+    q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16)
+    bias = torch.zeros(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16,
+                       requires_grad=True)
+    try:
+        aft.attention(q, q, q, bias=bias)
+        report(False, "a bias that requires grad is refused")
+    except NotImplementedError as e:
+        report("dBias" in str(e), f"a bias that requires grad: {e}")
+    for bad, what in ((lambda: aft.attention(q, q[:, :, :, :32], q),
+                       "Dqk of K differs from Q's"),
+                      (lambda: aft.attention(q, q[:, :1].expand(1, 3, 64, 64)
+                                             .contiguous(), q[:, :1]
+                                             .expand(1, 3, 64, 64)
+                                             .contiguous()),
+                       "Hq not a multiple of Hkv"),
+                      (lambda: aft.attention(q.double(), q.double(),
+                                             q.double()), "f64")):
+        try:
+            bad()
+            report(False, f"{what}: no error")
+        except (ValueError, TypeError, attnfuse.CompileError,
+                RuntimeError) as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            report(not isinstance(e, RuntimeError) or "attnfuse" in str(e),
+                   f"{what}: {type(e).__name__}: {first[:160]}")
+    os.environ["ATTNFUSE_CHIP"] = "sm_70"
+    try:
+        aft.attention(q, q, q)
+        report(False, "compiling for sm_70 fails")
+    except attnfuse.CompileError as e:
+        located = [x for x in e.diagnostics if x.severity == "error"
+                   and x.location]
+        report(bool(located) and "sm_70" in str(e),
+               f"a compile error is an attnfuse.CompileError with a located "
+               f"diagnostic: {located[0] if located else e}")
+    finally:
+        del os.environ["ATTNFUSE_CHIP"]
+
+
+CACHE_CHILD = """
+import sys, torch, attnfuse.torch as aft
+from attnfuse import attention_kernels as ak
+q = torch.randn(1, 4, 96, 64, device="cuda", dtype=torch.bfloat16)
+aft.attention(q, q, q, causal=True).sum().item()
+print(ak.cache_stats()["compiled"], ak.cache_stats()["disk"])
+"""
+
+
+def check_cache():
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, ATTNFUSE_CACHE_DIR=cache)
+        # Two processes at once on an empty cache, then a third.
+        runs = [subprocess.Popen([sys.executable, "-c", CACHE_CHILD],
+                                 env=env, stdout=subprocess.PIPE, text=True)
+                for _ in range(2)]
+        outs = [r.communicate()[0].split() for r in runs]
+        ok = all(r.returncode == 0 for r in runs)
+        third = subprocess.run([sys.executable, "-c", CACHE_CHILD], env=env,
+                               capture_output=True, text=True)
+        entries = sum(len(files) for _, _, files in os.walk(cache))
+        report(ok and third.returncode == 0 and third.stdout.split() ==
+               ["0", "1"] and not any(f.startswith(".tmp") for f in
+                                      os.listdir(cache)),
+               f"disk cache: two concurrent processes (compiled, from disk) "
+               f"{outs}, a third {third.stdout.split()}, {entries} files")
+
+
+def guarded(fn, *args):
+    """fn(*args); an exception is one failed check, not the end."""
+    try:
+        fn(*args)
+    except Exception as e:
+        last = str(e).strip().splitlines()
+        report(False, f"{fn.__name__}{args}: {type(e).__name__}: "
+               f"{last[-1] if last else ''}"[:400])
+
+
+def main():
+    quick = "--quick" in sys.argv
+    for case in sweep(quick):
+        guarded(check_case, *case, torch.bfloat16)
+    for case in sweep(True)[:4]:
+        guarded(check_case, *case, torch.float16)
+    for check in (check_gradcheck, check_flash_layout_and_features,
+                  check_compile, check_errors, check_cache):
+        guarded(check)
+    print(f"{len(FAILURES)} failure(s)")
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == "__main__":
+    main()
