@@ -161,6 +161,15 @@ typedef enum {
 MLIR_CAPI_EXPORTED void
 attnfuseCompileOptionsSetTarget(AttnfuseCompileOptions options,
                                 AttnfuseTarget target, MlirStringRef chip);
+/// The kernel options of the CUDA target, as attn-lower-to-nvvm-pipeline
+/// takes them ("deterministic=true mma=simt block-k=32": the options of
+/// docs/Passes; empty: the defaults). A chip set by
+/// attnfuseCompileOptionsSetTarget overrides one given here. Text the
+/// pipeline does not parse is an error of the compilation, as are kernel
+/// options with the CPU target.
+MLIR_CAPI_EXPORTED void
+attnfuseCompileOptionsSetKernelOptions(AttnfuseCompileOptions options,
+                                       MlirStringRef text);
 
 //===----------------------------------------------------------------------===//
 // Compilation

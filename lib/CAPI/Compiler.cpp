@@ -53,6 +53,8 @@ namespace {
 struct Options {
   AttnfuseTarget target = AttnfuseTargetCPU;
   std::string chip;
+  /// attn-lower-to-nvvm-pipeline's options for the CUDA target.
+  std::string kernelOptions;
   std::string pipeline;
   bool naive = false;
   int64_t blockQ = 64;
@@ -394,6 +396,15 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
   attnfuse::KernelAttributeTable kernelAttributes;
   if (options.pipeline.empty() && options.target == AttnfuseTargetCUDA) {
     attnfuse::GPUPipelineOptions pipelineOptions;
+    if (!options.kernelOptions.empty()) {
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      if (failed(pipelineOptions.parseFromString(options.kernelOptions, os))) {
+        error("invalid kernel options '" + options.kernelOptions + "': " +
+              llvm::StringRef(message).trim().str());
+        return;
+      }
+    }
     if (!options.chip.empty())
       pipelineOptions.chip = options.chip;
     pipelineOptions.format = "bin";
@@ -658,6 +669,10 @@ void attnfuseCompileOptionsSetTarget(AttnfuseCompileOptions options,
   }
   setString(options, "chip", &Options::chip, chip);
 }
+void attnfuseCompileOptionsSetKernelOptions(AttnfuseCompileOptions options,
+                                            MlirStringRef text) {
+  setString(options, "kernel options", &Options::kernelOptions, text);
+}
 void attnfuseCompileOptionsSetEntry(AttnfuseCompileOptions options,
                                     MlirStringRef entry) {
   setString(options, "entry", &Options::entry, entry);
@@ -696,6 +711,10 @@ static std::vector<std::string> checkInputs(MlirStringRef source,
     errors.push_back("chip '" + options->chip +
                      "' given for the CPU target (a chip selects the GPU "
                      "architecture of the CUDA target)");
+  if (options->target == AttnfuseTargetCPU && !options->kernelOptions.empty())
+    errors.push_back("kernel options '" + options->kernelOptions +
+                     "' given for the CPU target (they are "
+                     "attn-lower-to-nvvm-pipeline's)");
   return errors;
 }
 

@@ -105,6 +105,8 @@ _optionsSetBlockSizes = _declare("attnfuseCompileOptionsSetBlockSizes", None,
 _optionsSetEntry = _declare("attnfuseCompileOptionsSetEntry", None, _H, _S)
 _optionsSetTarget = _declare("attnfuseCompileOptionsSetTarget", None, _H,
                              ctypes.c_int, _S)
+_optionsSetKernelOptions = _declare("attnfuseCompileOptionsSetKernelOptions",
+                                   None, _H, _S)
 _optionsSetSourceName = _declare("attnfuseCompileOptionsSetSourceName", None,
                                  _H, _S)
 _compile = _declare("attnfuseCompile", _H, _S, _H)
@@ -326,7 +328,8 @@ def _check_bool(name: str, value) -> None:
 
 def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
                     block_q: int, block_k: int, entry: Optional[str],
-                    source_name: str, target: str = "cpu", chip: str = ""):
+                    source_name: str, target: str = "cpu", chip: str = "",
+                    kernel_options: str = ""):
     if not isinstance(source, str):
         raise TypeError("source must be MLIR text (str), got %s" %
                         type(source).__name__)
@@ -337,6 +340,7 @@ def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
     _check_str("source_name", source_name)
     _check_str("target", target)
     _check_str("chip", chip)
+    _check_str("kernel_options", kernel_options)
     if target not in _TARGETS:
         raise ValueError("target must be one of %s, got %r" %
                          (sorted(_TARGETS), target))
@@ -350,6 +354,8 @@ def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
             _optionsSetEntry(options, _S.make(entry))
         _optionsSetSourceName(options, _S.make(source_name))
         _optionsSetTarget(options, _TARGETS[target], _S.make(chip))
+        if kernel_options:
+            _optionsSetKernelOptions(options, _S.make(kernel_options))
         handle = _compile(_S.make(source), options)
     finally:
         _optionsDestroy(options)
@@ -368,15 +374,18 @@ def _compile_handle(source: str, pipeline: Optional[str], naive: bool,
 def compile(source: str, *, pipeline: Optional[str] = None,
             naive: bool = False, block_q: int = 64, block_k: int = 64,
             source_name: str = "<source>", target: str = "cpu",
-            chip: str = "") -> CompileResult:
+            chip: str = "", kernel_options: str = "") -> CompileResult:
     """Runs attnfuse's CPU pipeline (attn-lower-to-cpu-pipeline with `naive`,
     `block_q`, `block_k`), its CUDA pipeline (`target="cuda"`,
     attn-lower-to-nvvm-pipeline for `chip`, default sm_90a; needs ptxas, not
-    a GPU) or the textual pass `pipeline` on the module `source`; returns
-    the IR, the diagnostics (remarks included) and, for CUDA, the kernels.
-    Raises CompileError with the diagnostics on failure."""
+    a GPU; `kernel_options` are that pipeline's options, e.g.
+    "deterministic=true", docs/Passes) or the textual pass `pipeline` on the
+    module `source`; returns the IR, the diagnostics (remarks included) and,
+    for CUDA, the kernels. Raises CompileError with the diagnostics on
+    failure."""
     handle, result = _compile_handle(source, pipeline, naive, block_q,
-                                     block_k, None, source_name, target, chip)
+                                     block_k, None, source_name, target, chip,
+                                     kernel_options)
     _compilationDestroy(handle)
     return result
 

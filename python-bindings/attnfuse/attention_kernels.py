@@ -17,7 +17,7 @@ kernels in memory and on disk.
 
 The disk cache ($ATTNFUSE_CACHE_DIR, default ~/.cache/attnfuse/kernels)
 holds one directory per key, the SHA-256 of the C API library's contents,
-the chip and the MLIR text: any change of the compiler or of the
+the chip, the kernel options and the MLIR text: any change of the compiler or of the
 configuration is a new key. A directory is written under a temporary name
 and renamed into place (atomic on POSIX), so that concurrent processes
 compiling the same configuration each see either no entry or a whole one;
@@ -58,7 +58,9 @@ class AttentionConfig:
     become softcap * tanh(score / softcap) (0: none), after the scale.
     bias_shape: the shape of an additive bias broadcast to
     [B, Hq, Nq, Nk] (None: no bias). dropout_p: the probability of dropping
-    (the kernels take the seed at launch)."""
+    (the kernels take the seed at launch). deterministic: the backward
+    sums dQ in a fixed order (bitwise-equal reruns) instead of by f32
+    atomics."""
     dtype: str
     batch: int
     heads_q: int
@@ -75,6 +77,12 @@ class AttentionConfig:
     bias_shape: Optional[Tuple[int, ...]] = None
     dropout_p: float = 0.0
     chip: str = "sm_90a"
+    deterministic: bool = False
+
+    def kernel_options(self, which: str) -> str:
+        """attn-lower-to-nvvm-pipeline's options for `which` kernels."""
+        return ("deterministic=true"
+                if which == "backward" and self.deterministic else "")
 
     def __post_init__(self):
         def fail(why):
@@ -250,9 +258,9 @@ def _compiler_digest() -> str:
     return _library_digest
 
 
-def _key(text: str, chip: str) -> str:
+def _key(text: str, chip: str, options: str) -> str:
     h = hashlib.sha256()
-    for part in (_compiler_digest(), chip, text):
+    for part in (_compiler_digest(), chip, options, text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -309,7 +317,8 @@ def get_kernels(cfg: AttentionConfig, which: str) -> List[attnfuse.Kernel]:
         raise ValueError(f"which must be 'forward' or 'backward', got "
                          f"{which!r}")
     text = _MODULES[which](cfg)
-    key = _key(text, cfg.chip)
+    options = cfg.kernel_options(which)
+    key = _key(text, cfg.chip, options)
     with _lock:
         if key in _memory:
             _stats["memory"] += 1
@@ -320,7 +329,7 @@ def get_kernels(cfg: AttentionConfig, which: str) -> List[attnfuse.Kernel]:
             _stats["disk"] += 1
         else:
             kernels = attnfuse.compile(
-                text, target="cuda", chip=cfg.chip,
+                text, target="cuda", chip=cfg.chip, kernel_options=options,
                 source_name=f"attnfuse.attention_kernels:{which}").kernels
             _stats["compiled"] += 1
             if os.path.isdir(entry):  # unreadable: replace it

@@ -27,8 +27,11 @@ Dropout draws a seed per call from `generator` (default: torch's default
 CPU generator, so torch.manual_seed makes runs repeatable); the backward
 regenerates the forward's mask from the same seed.
 
+deterministic=True: the backward's reruns are bitwise equal (dQ summed in
+a fixed order by a kernel of its own; the default adds dQ by f32 atomics).
+
 Not yet: a gradient for the bias (a bias that requires grad is refused),
-a deterministic backward (dQ is summed with f32 atomics), strided inputs
+strided inputs
 without a copy (inputs are made contiguous in [B, H, N, D]: the
 [B, N, H, D] layout costs a transpose of Q, K, V and dO).
 """
@@ -57,7 +60,8 @@ def _chip(device: torch.device) -> str:
 
 
 def _config(q, k, v, bias, causal, window_left, window_right, alignment,
-            softcap, scale, dropout_p) -> _kernels.AttentionConfig:
+            softcap, scale, dropout_p,
+            deterministic) -> _kernels.AttentionConfig:
     return _kernels.AttentionConfig(
         dtype=_DTYPES[q.dtype], batch=q.shape[0], heads_q=q.shape[1],
         heads_kv=k.shape[1], seq_q=q.shape[2], seq_k=k.shape[2],
@@ -65,7 +69,8 @@ def _config(q, k, v, bias, causal, window_left, window_right, alignment,
         window=(window_left, window_right), alignment=alignment,
         softcap=softcap, scale=scale,
         bias_shape=None if bias is None else tuple(bias.shape),
-        dropout_p=dropout_p, chip=_chip(q.device))
+        dropout_p=dropout_p, chip=_chip(q.device),
+        deterministic=deterministic)
 
 
 def _ready(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -92,10 +97,11 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
              causal: bool, window_left: int, window_right: int,
              alignment: str, softcap: float, scale: Optional[float],
-             dropout_p: float) -> Tuple[torch.Tensor, torch.Tensor]:
+             dropout_p: float, deterministic: bool
+             ) -> Tuple[torch.Tensor, torch.Tensor]:
     q, k, v, bias = _ready(q), _ready(k), _ready(v), _ready(bias)
     cfg = _config(q, k, v, bias, causal, window_left, window_right,
-                  alignment, softcap, scale, dropout_p)
+                  alignment, softcap, scale, dropout_p, deterministic)
     o = q.new_empty(q.shape[:3] + (v.shape[3],))
     lse = q.new_empty(q.shape[:3], dtype=torch.float32)
     _run(_kernels.get_kernels(cfg, "forward"),
@@ -106,7 +112,7 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 @_forward.register_fake
 def _(q, k, v, bias, seed, causal, window_left, window_right, alignment,
-      softcap, scale, dropout_p):
+      softcap, scale, dropout_p, deterministic):
     return (q.new_empty(q.shape[:3] + (v.shape[3],)),
             q.new_empty(q.shape[:3], dtype=torch.float32))
 
@@ -118,15 +124,18 @@ def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
               bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
               causal: bool, window_left: int, window_right: int,
               alignment: str, softcap: float, scale: Optional[float],
-              dropout_p: float
+              dropout_p: float, deterministic: bool
               ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     do, q, k, v, o, lse, bias = (_ready(t) for t in (do, q, k, v, o, lse,
                                                        bias))
     cfg = _config(q, k, v, bias, causal, window_left, window_right,
-                  alignment, softcap, scale, dropout_p)
-    dq_accum = q.new_empty(q.shape, dtype=torch.float32)
-    # f32: the accumulator is dQ (the backward has no conversion kernel).
-    dq = dq_accum if q.dtype == torch.float32 else q.new_empty(q.shape)
+                  alignment, softcap, scale, dropout_p, deterministic)
+    # The f32 accumulator of the atomics (none in deterministic mode); for
+    # f32 it is dQ (the backward has no conversion kernel).
+    dq_accum = (None if deterministic
+                else q.new_empty(q.shape, dtype=torch.float32))
+    dq = (dq_accum if dq_accum is not None and q.dtype == torch.float32
+          else q.new_empty(q.shape))
     dk, dv = k.new_empty(k.shape), v.new_empty(v.shape)
     _run(_kernels.get_kernels(cfg, "backward"),
          {"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do,
@@ -138,7 +147,7 @@ def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
 
 @_backward.register_fake
 def _(do, q, k, v, o, lse, bias, seed, causal, window_left, window_right,
-      alignment, softcap, scale, dropout_p):
+      alignment, softcap, scale, dropout_p, deterministic):
     # Contiguous, as the kernels write them (not empty_like: q may be a
     # transposed view).
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
@@ -202,7 +211,7 @@ def _check(q, k, v, bias, window, dropout_p, generator):
 
 
 def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
-               dropout_p, generator, return_lse):
+               dropout_p, generator, return_lse, deterministic):
     """q, k, v in [B, H, N, D]."""
     _check(q, k, v, bias, window, dropout_p, generator)
     seed = None
@@ -214,7 +223,7 @@ def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
     o, lse = _forward(q, k, v, bias, seed, bool(causal), int(window[0]),
                       int(window[1]), alignment, float(softcap or 0.0),
                       None if scale is None else float(scale),
-                      float(dropout_p))
+                      float(dropout_p), bool(deterministic))
     return (o, lse) if return_lse else o
 
 
@@ -224,7 +233,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
               scale: Optional[float] = None,
               bias: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
               generator: Optional[torch.Generator] = None,
-              return_lse: bool = False):
+              return_lse: bool = False, deterministic: bool = False):
     """softmax(mask(softcap(scale * q k^T) + bias)) v with dropout, as
     SDPA computes it, in one fused kernel; q [B, Hq, Nq, Dqk], k
     [B, Hkv, Nk, Dqk], v [B, Hkv, Nk, Dv] with Hq a multiple of Hkv.
@@ -234,11 +243,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     unbounded. scale: default 1/sqrt(Dqk). softcap: softcap *
     tanh(s / softcap) of the scaled scores s. bias: added after the
     softcap, broadcast to [B, Hq, Nq, Nk]. return_lse: also the f32 row
-    log-sum-exp [B, Hq, Nq] (not differentiable). Returns O [B, Hq, Nq, Dv]."""
+    log-sum-exp [B, Hq, Nq] (not differentiable). deterministic: a backward
+    whose reruns are bitwise equal (dQ summed in a fixed order by a kernel
+    of its own, not by atomics). Returns O [B, Hq, Nq, Dv]."""
     return _attention(q, k, v, causal=causal, window=window,
                       alignment=alignment, softcap=softcap, scale=scale,
                       bias=bias, dropout_p=dropout_p, generator=generator,
-                      return_lse=return_lse)
+                      return_lse=return_lse, deterministic=deterministic)
 
 
 def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -246,7 +257,8 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     softmax_scale: Optional[float] = None,
                     causal: bool = False,
                     window_size: Tuple[int, int] = (-1, -1),
-                    softcap: float = 0.0, return_lse: bool = False,
+                    softcap: float = 0.0, deterministic: bool = False,
+                    return_lse: bool = False,
                     generator: Optional[torch.Generator] = None):
     """flash_attn.flash_attn_func's calling convention: q [B, Nq, Hq, D],
     k, v [B, Nk, Hkv, D]; causal and windows aligned bottom-right (the last
@@ -261,7 +273,8 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      causal=causal, window=window_size,
                      alignment="bottom_right", softcap=softcap,
                      scale=softmax_scale, bias=None, dropout_p=dropout_p,
-                     generator=generator, return_lse=return_lse)
+                     generator=generator, return_lse=return_lse,
+                     deterministic=deterministic)
     if return_lse:
         return out[0].transpose(1, 2), out[1]
     return out.transpose(1, 2)

@@ -92,7 +92,7 @@ def read_keep(cfg_args, seed, shape_q, nk, hkv, dtype, dropout_p):
         v[:, :, cols, cols - j0] = 1
         o, _ = torch.ops.attnfuse.attention_forward(
             q, k, v, None, seed, causal, wl, wr, alignment, 0.0, None,
-            dropout_p)
+            dropout_p, False)
         keep[..., j0:j0 + len(cols)] = o[..., :len(cols)] > 0
     return keep
 
@@ -117,7 +117,7 @@ def sweep(quick):
     return cases[:12] if quick else cases[:48]
 
 
-def check_case(nq, nk, d, mask, heads, p, dtype):
+def check_case(nq, nk, d, mask, heads, p, dtype, deterministic=False):
     name, causal, window = mask
     hname, hq, hkv = heads
     b = 2
@@ -131,7 +131,7 @@ def check_case(nq, nk, d, mask, heads, p, dtype):
     qa, ka, va = (x.clone().requires_grad_() for x in (q, k, v))
     o, _ = torch.ops.attnfuse.attention_forward(
         qa, ka, va, None, seed, causal, window[0], window[1], alignment, 0.0,
-        None, p)
+        None, p, deterministic)
     ours = [o] + list(torch.autograd.grad(o, (qa, ka, va), do))
     keep = (read_keep((causal, window[0], window[1], alignment), seed,
                       (b, hq, nq, d), nk, hkv, dtype, p) if p else None)
@@ -151,8 +151,50 @@ def check_case(nq, nk, d, mask, heads, p, dtype):
         bound = 3 * (eager - ref).abs().max().item() + 1e-5
         ok &= err <= bound and math.isfinite(err)
         parts.append(f"{label} {err:.1e}/{bound:.1e}")
-    report(ok, f"grad {dtype} Nq={nq} Nk={nk} d={d} {name} {hname} p={p}: "
-           + " ".join(parts))
+    report(ok, f"grad {dtype} Nq={nq} Nk={nk} d={d} {name} {hname} p={p}"
+           f"{' deterministic' if deterministic else ''}: " + " ".join(parts))
+
+
+def check_deterministic():
+    """deterministic=True: 100 backward reruns bitwise equal; the atomics'
+    reruns for comparison; the cost of each."""
+    g = torch.Generator(device="cuda").manual_seed(5)
+    b, hq, hkv, n, d = 2, 8, 2, 1024, 64
+    q = torch.randn(b, hq, n, d, device="cuda", dtype=torch.bfloat16,
+                    generator=g)
+    k, v = (torch.randn(b, hkv, n, d, device="cuda", dtype=torch.bfloat16,
+                        generator=g) for _ in range(2))
+    do = torch.randn(b, hq, n, d, device="cuda", dtype=torch.bfloat16,
+                     generator=g)
+    line = []
+    for det in (True, False):
+        o, lse = torch.ops.attnfuse.attention_forward(
+            q, k, v, None, None, True, -1, -1, "top_left", 0.0, None, 0.0,
+            det)
+        run = lambda: torch.ops.attnfuse.attention_backward(
+            do, q, k, v, o, lse, None, None, True, -1, -1, "top_left", 0.0,
+            None, 0.0, det)
+        first = run()
+        differ = 0
+        for _ in range(99 if det else 19):
+            again = run()
+            differ += any(not torch.equal(a.view(torch.int16),
+                                          c.view(torch.int16))
+                          for a, c in zip(first, again))
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+        start.record()
+        for _ in range(10):
+            run()
+        end.record()
+        torch.cuda.synchronize()
+        ms = start.elapsed_time(end) / 10
+        line.append((det, differ, ms))
+    (_, det_differ, det_ms), (_, at_differ, at_ms) = line
+    report(det_differ == 0,
+           f"deterministic=True: 100 backward reruns, {det_differ} differ "
+           f"bitwise ({det_ms:.2f} ms); atomics: {at_differ} of 20 differ "
+           f"({at_ms:.2f} ms); B={b} H={hq}/{hkv} N={n} d={d} causal bf16")
 
 
 def check_gradcheck():
@@ -334,7 +376,10 @@ def main():
         guarded(check_case, *case, torch.bfloat16)
     for case in sweep(True)[:4]:
         guarded(check_case, *case, torch.float16)
-    for check in (check_gradcheck, check_flash_layout_and_features,
+    for case in sweep(True)[:6]:
+        guarded(check_case, *case, torch.bfloat16, True)
+    for check in (check_deterministic, check_gradcheck,
+                  check_flash_layout_and_features,
                   check_compile, check_errors, check_cache):
         guarded(check)
     print(f"{len(FAILURES)} failure(s)")

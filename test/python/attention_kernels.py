@@ -53,6 +53,18 @@ get_kernels(cfg, "forward")
 # CHECK: stats {'memory': 1, 'disk': 0, 'compiled': 3}
 print("stats", cache_stats())
 
+# deterministic=True: the backward's kernels without the dQ accumulator,
+# dQ from a kernel of its own; the forward is the same kernel.
+det = AttentionConfig(**base, causal=True, deterministic=True)
+for k in get_kernels(det, "backward"):
+    print("deterministic", k.name, k.argument_names)
+# CHECK: deterministic attn_fwd_0_bwd_pre ['do', 'o', 'di']
+# CHECK: deterministic attn_fwd_0_bwd ['q', 'k', 'v', 'do', 'lse', 'di', 'dk', 'dv']
+# CHECK: deterministic attn_fwd_0_bwd_dq_ordered ['q', 'k', 'v', 'do', 'lse', 'di', 'dq']
+print("deterministic options", det.kernel_options("forward") or "none",
+      det.kernel_options("backward"))
+# CHECK: deterministic options none deterministic=true
+
 # Other processes find the kernels on disk; two at once on a new
 # configuration both get whole kernels and leave one entry, no temporary.
 CHILD = """
@@ -76,7 +88,7 @@ print("temporaries", [e for e in os.listdir(cache_dir()) if e.startswith(".")])
 # CHECK: temporaries []
 subdirs = [os.path.join(cache_dir(), d) for d in os.listdir(cache_dir())]
 print("entries", sum(len(os.listdir(d)) for d in subdirs))
-# CHECK: entries 4
+# CHECK: entries 5
 
 # A damaged entry is recompiled and replaced.
 for d in subdirs:
@@ -117,4 +129,21 @@ except attnfuse.CompileError as e:
 # CHECK: CompileError at attnfuse.attention_kernels
 # CHECK-SAME: sm_70
 print("stats after the error", cache_stats()["compiled"])
-# CHECK: stats after the error 3
+# CHECK: stats after the error 4
+
+# Kernel options the pipeline does not parse, and kernel options for the
+# CPU target, are errors of the compilation that say so.
+source = forward_module(AttentionConfig(**base))
+for target, text in (("cuda", "deterministic=maybe"),
+                     ("cuda", "no-such-option=1"),
+                     ("cpu", "deterministic=true")):
+    try:
+        attnfuse.compile(source, target=target, kernel_options=text)
+        print("compiled", target, text)
+    except attnfuse.CompileError as e:
+        print("kernel options", target, repr(text), "->",
+              e.diagnostics[0].message.splitlines()[0][:110])
+# CHECK: kernel options cuda 'deterministic=maybe' -> invalid kernel options 'deterministic=maybe':
+# CHECK: kernel options cuda 'no-such-option=1' -> invalid kernel options 'no-such-option=1':
+# CHECK: kernel options cpu 'deterministic=true' -> kernel options 'deterministic=true' given for the CPU target
+# CHECK-NOT: compiled

@@ -595,17 +595,20 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
     return failure();
   plan.numQB = plan.Nq;
   plan.numKB = llvm::divideCeil(plan.Nk, plan.cfg.blockK);
-  // The pre-pass and the conversion: the same plan, their own kinds.
-  KernelPlan pre = plan, convert = plan;
+  // The pre-pass and the last kernel (the dQ conversion, or in
+  // deterministic mode the dQ kernel): the same plan, their own kinds.
+  bool deterministic = plan.cfg.deterministic;
+  KernelPlan pre = plan, last = plan;
   pre.kind = KernelKind::BackwardPre;
-  convert.kind = KernelKind::BackwardConvert;
-  for (KernelPlan *p : {&pre, &convert}) {
+  last.kind = deterministic ? KernelKind::BackwardDQ
+                            : KernelKind::BackwardConvert;
+  for (KernelPlan *p : {&pre, &last}) {
     if (!family->getUnsupportedReason(*p, options.chip).empty() ||
         failed(family->resolveOptions(*p, options)))
       return op.emitOpError()
              << "convert-attn-to-gpu: mma=" << family->getName()
              << " has the backward but not its pre-pass or "
-                "dQ conversion";
+                "last dQ kernel";
     p->numQB = plan.numQB;
     p->numKB = plan.numKB;
   }
@@ -636,15 +639,18 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   if (plan.seed)
     buffers[ArgRole::Seed] = plan.seed;
   buffers[ArgRole::Di] = alloc({plan.B, plan.Hq, plan.Nq}, f32);
-  buffers[ArgRole::DqAccum] = alloc({plan.B, plan.Hq, plan.Nq, plan.D}, f32);
+  if (!deterministic)
+    buffers[ArgRole::DqAccum] = alloc({plan.B, plan.Hq, plan.Nq, plan.D}, f32);
   buffers[ArgRole::Dk] =
       alloc({plan.B, plan.Hkv, plan.Nk, plan.D}, plan.elementType);
   buffers[ArgRole::Dv] =
       alloc({plan.B, plan.Hkv, plan.Nk, plan.Dv}, plan.elementType);
-  bool converts = plan.elementType != f32;
+  // Without a conversion (f32, atomics) the accumulator is dQ.
+  bool launchesLast = deterministic || plan.elementType != f32;
   buffers[ArgRole::Dq] =
-      converts ? alloc({plan.B, plan.Hq, plan.Nq, plan.D}, plan.elementType)
-               : buffers[ArgRole::DqAccum];
+      launchesLast
+          ? alloc({plan.B, plan.Hq, plan.Nq, plan.D}, plan.elementType)
+          : buffers[ArgRole::DqAccum];
 
   auto launch = [&](KernelPlan &p, StringRef suffix) {
     SmallVector<Value> operands;
@@ -657,7 +663,8 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
                                 *family, p, operands, names);
   };
   if (failed(launch(pre, "_bwd_pre")) || failed(launch(plan, "_bwd")) ||
-      (converts && failed(launch(convert, "_bwd_dq"))))
+      (launchesLast &&
+       failed(launch(last, deterministic ? "_bwd_dq_ordered" : "_bwd_dq"))))
     return failure();
 
   auto toTensor = [&](Value buf, Value result) {

@@ -36,12 +36,20 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
     return roles;
   }
   case KernelKind::BackwardPre:
+    if (plan.cfg.deterministic)
+      return {ArgRole::GradOut, ArgRole::O, ArgRole::Di};
     return {ArgRole::GradOut, ArgRole::O, ArgRole::Di, ArgRole::DqAccum};
-  case KernelKind::Backward: {
+  case KernelKind::Backward:
+  case KernelKind::BackwardDQ: {
     SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,   ArgRole::V,
                                   ArgRole::GradOut, ArgRole::Lse, ArgRole::Di};
     appendScoreOperands(roles);
-    roles.append({ArgRole::DqAccum, ArgRole::Dk, ArgRole::Dv});
+    if (plan.kind == KernelKind::BackwardDQ)
+      roles.push_back(ArgRole::Dq);
+    else if (plan.cfg.deterministic)
+      roles.append({ArgRole::Dk, ArgRole::Dv});
+    else
+      roles.append({ArgRole::DqAccum, ArgRole::Dk, ArgRole::Dv});
     return roles;
   }
   case KernelKind::BackwardConvert:

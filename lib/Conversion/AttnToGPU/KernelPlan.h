@@ -39,6 +39,11 @@ enum class KernelKind {
   /// attn.attention_backward's last kernel where dQ is not f32: the f32
   /// accumulator converted to dQ's element type, one thread per element.
   BackwardConvert,
+  /// attn.attention_backward's last kernel in deterministic mode
+  /// (cfg.deterministic): dQ of a block of query rows, each row's terms
+  /// dS k_j summed over its keys in order (the Backward kind then leaves
+  /// dQ out, and there is no accumulator).
+  BackwardDQ,
 };
 
 /// Whether `kind` is one of attn.attention_backward's kernels.
@@ -131,7 +136,10 @@ enum class ArgRole {
 /// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
 /// [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
 /// Backward: Q, K, V, dO, lse, Di, [bias], [keep], [seed], [captures...],
-/// dQ accumulator, dK, dV. BackwardConvert: dQ accumulator, dQ.
+/// dQ accumulator, dK, dV. BackwardConvert: dQ accumulator, dQ. In
+/// deterministic mode there is no accumulator (BackwardPre: dO, O, Di;
+/// Backward: ..., dK, dV), and BackwardDQ takes Q, K, V, dO, lse, Di,
+/// [bias], [keep], [seed], [captures...], dQ.
 SmallVector<ArgRole> getArgumentRoles(const KernelPlan &plan);
 /// The name of an argument of `role` (the kernel's attn.args).
 StringRef getArgumentName(ArgRole role);

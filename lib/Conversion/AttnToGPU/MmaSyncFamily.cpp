@@ -42,6 +42,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       break;
     }
     llvm_unreachable("unknown kernel kind");
@@ -53,6 +54,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       break;
     }
     llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "

@@ -94,6 +94,8 @@ void emitPrePass(const KernelPlan &plan, KernelArgs &args, KB &k) {
         });
     memref::StoreOp::create(e.b, e.loc, sum.getResult(0), args.di,
                             ValueRange{bi, hi, qi});
+    if (!args.dqAccum) // deterministic mode: the dQ kernel writes dQ
+      return;
     scf::ForOp::create(
         e.b, e.loc, e.idx(0), e.idx(plan.D), e.idx(1), ValueRange{},
         [&](OpBuilder &lb, Location ll, Value c, ValueRange) {
@@ -120,18 +122,19 @@ void emitConversion(const KernelPlan &plan, KernelArgs &args, KB &k) {
   });
 }
 
-/// The backward kernel of one (key block, batch, KV head). Its helpers emit
-/// at the insertion point of `b`: the body builders of scf.for and scf.if
-/// are that builder, moved into the body.
-class SimtBackwardKernel : KernelArgs {
+/// What the backward's kernels share: T threads per row (a key row of the
+/// backward, a query row of the deterministic dQ kernel), each owning
+/// Dqk / T and Dv / T elements of it (ownedColumn), and the gradient terms
+/// of one (query row, key) pair. The helpers emit at the insertion point of
+/// `b`: the body builders of scf.for and scf.if are that builder, moved
+/// into the body.
+class SimtBackwardRows : protected KernelArgs {
 public:
-  SimtBackwardKernel(const KernelPlan &plan, OpBuilder &b, Location loc,
-                     ArrayRef<BlockArgument> args)
+  SimtBackwardRows(const KernelPlan &plan, OpBuilder &b, Location loc,
+                   ArrayRef<BlockArgument> args)
       : KernelArgs(plan, args), plan(plan), b(b), loc(loc) {}
 
-  void emit();
-
-private:
+protected:
   /// The thread's elements of row (bi, head, row) of `src` (`width`
   /// columns), as f32.
   SmallVector<Value> loadOwned(KB &k, Value src, Value head, Value row,
@@ -139,24 +142,31 @@ private:
   /// The dot product of two rows of which the thread holds `x` and `y`,
   /// summed over the T threads of the row (adjacent lanes).
   Value rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y);
-  /// Stores the thread's elements `acc` of row kRow of `dst` (`width`
-  /// columns) in dst's element type.
-  void storeOwned(KB &k, Value dst, ArrayRef<Value> acc, int64_t width);
-  /// The gradient terms of query row `qi` of head `hi` for the thread's key
-  /// row: updates `dk` and `dv`, adds dS k_j to the dQ accumulator.
-  void emitRow(KB &k, Value hi, Value qi, MutableArrayRef<Value> dk,
-               MutableArrayRef<Value> dv);
+  /// Stores the thread's elements `acc` of row (bi, head, row) of `dst`
+  /// (`width` columns) in dst's element type.
+  void storeOwned(KB &k, Value dst, Value head, Value row,
+                  ArrayRef<Value> acc, int64_t width);
+
+  /// The terms of query row `qi` of head `hi` and key `kj`, from the
+  /// thread's elements of q_i, k_j, dO_i and v_j and the row's lse and Di:
+  /// the forward's masked score t (hidden: -inf; also where `tailRow` is
+  /// given and not below Nk), P Z (P with the dropout factor) and dS.
+  struct PairTerms {
+    Value t, pz, ds;
+  };
+  PairTerms emitPairTerms(KB &k, ArrayRef<Value> qRegs, ArrayRef<Value> kRegs,
+                          ArrayRef<Value> doRegs, ArrayRef<Value> vRegs,
+                          Value hi, Value qi, Value kj, Value rowLse,
+                          Value rowDi, Value tailRow);
 
   const KernelPlan &plan;
   OpBuilder &b;
   Location loc;
-  // Per-thread coordinates and registers.
-  Value bi, kvh, part, lane, kRow, kClamped;
-  SmallVector<Value> kRegs, vRegs;
+  Value bi, part;
 };
 
-SmallVector<Value> SimtBackwardKernel::loadOwned(KB &k, Value src, Value head,
-                                                 Value row, int64_t width) {
+SmallVector<Value> SimtBackwardRows::loadOwned(KB &k, Value src, Value head,
+                                               Value row, int64_t width) {
   int64_t T = plan.cfg.threadsPerRow;
   auto type = cast<MemRefType>(src.getType());
   auto in4 = VectorType::get({4}, type.getElementType());
@@ -171,7 +181,7 @@ SmallVector<Value> SimtBackwardKernel::loadOwned(KB &k, Value src, Value head,
   return regs;
 }
 
-Value SimtBackwardKernel::rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y) {
+Value SimtBackwardRows::rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y) {
   Value s = k.f32(0.0);
   for (auto [xi, yi] : llvm::zip_equal(x, y))
     s = k.fma(xi, yi, s);
@@ -182,8 +192,8 @@ Value SimtBackwardKernel::rowDot(KB &k, ArrayRef<Value> x, ArrayRef<Value> y) {
   return s;
 }
 
-void SimtBackwardKernel::storeOwned(KB &k, Value dst, ArrayRef<Value> acc,
-                                    int64_t width) {
+void SimtBackwardRows::storeOwned(KB &k, Value dst, Value head, Value row,
+                                  ArrayRef<Value> acc, int64_t width) {
   int64_t T = plan.cfg.threadsPerRow;
   Type f32 = b.getF32Type();
   auto v4 = VectorType::get({4}, f32);
@@ -193,32 +203,27 @@ void SimtBackwardKernel::storeOwned(KB &k, Value dst, ArrayRef<Value> acc,
     if (plan.elementType != f32)
       vec = arith::TruncFOp::create(b, loc, o4, vec);
     vector::StoreOp::create(
-        b, loc, vec, dst, ValueRange{bi, kvh, kRow, ownedColumn(k, part, i, T)},
+        b, loc, vec, dst, ValueRange{bi, head, row, ownedColumn(k, part, i, T)},
         /*nontemporal=*/false, align4(dst));
   }
 }
 
-void SimtBackwardKernel::emitRow(KB &k, Value hi, Value qi,
-                                 MutableArrayRef<Value> dk,
-                                 MutableArrayRef<Value> dv) {
-  int64_t T = plan.cfg.threadsPerRow;
-  SmallVector<Value> qRegs = loadOwned(k, q, hi, qi, plan.D);
-  SmallVector<Value> doRegs = loadOwned(k, gradOut, hi, qi, plan.Dv);
-  SmallVector<Value> rowAt = {bi, hi, qi};
-  Value rowLse = memref::LoadOp::create(b, loc, lse, rowAt);
-  Value rowDi = memref::LoadOp::create(b, loc, di, rowAt);
-
+SimtBackwardRows::PairTerms
+SimtBackwardRows::emitPairTerms(KB &k, ArrayRef<Value> qRegs,
+                                ArrayRef<Value> kRegs, ArrayRef<Value> doRegs,
+                                ArrayRef<Value> vRegs, Value hi, Value qi,
+                                Value kj, Value rowLse, Value rowDi,
+                                Value tailRow) {
   // The forward's masked score t and dt/ds, recomputed.
   Value s = rowDot(k, qRegs, kRegs);
-  SmallVector<Value> bhqk = {bi, hi, qi, kClamped};
+  SmallVector<Value> bhqk = {bi, hi, qi, kj};
   Value keepElem = keep ? k.loadBroadcast(keep, bhqk) : Value();
   Value biasElem = bias ? k.loadBroadcast(bias, bhqk) : Value();
   Value derivative;
   Value t = buildMaskedScore(b, loc, plan.op, s, bhqk, biasElem, keepElem,
                              /*applyStructuralMask=*/true, &derivative);
-  // Keys past the end of the sequence (the tail of the last block).
-  if (plan.Nk % plan.cfg.blockK != 0)
-    t = k.select(k.ult(kRow, k.idx(plan.Nk)), t, k.f32(kNegInf));
+  if (tailRow)
+    t = k.select(k.ult(tailRow, k.idx(plan.Nk)), t, k.f32(kNegInf));
   // P = exp(t - lse), 0 in a row that sees no key (lse = -inf).
   Value emptyRow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                          rowLse, k.f32(kNegInf));
@@ -235,12 +240,49 @@ void SimtBackwardKernel::emitRow(KB &k, Value hi, Value qi,
     dp = k.fmul(dp, z);
     pz = k.fmul(p, z);
   }
-  Value ds = k.fmul(k.fmul(p, k.fsub(dp, rowDi)), derivative);
+  return {t, pz, k.fmul(k.fmul(p, k.fsub(dp, rowDi)), derivative)};
+}
+
+/// The backward kernel of one (key block, batch, KV head).
+class SimtBackwardKernel : SimtBackwardRows {
+public:
+  using SimtBackwardRows::SimtBackwardRows;
+  void emit();
+
+private:
+  /// The gradient terms of query row `qi` of head `hi` for the thread's key
+  /// row: updates `dk` and `dv`, adds dS k_j to the dQ accumulator (none in
+  /// deterministic mode).
+  void emitRow(KB &k, Value hi, Value qi, MutableArrayRef<Value> dk,
+               MutableArrayRef<Value> dv);
+
+  // Per-thread coordinates and registers.
+  Value kvh, lane, kRow, kClamped;
+  SmallVector<Value> kRegs, vRegs;
+};
+
+void SimtBackwardKernel::emitRow(KB &k, Value hi, Value qi,
+                                 MutableArrayRef<Value> dk,
+                                 MutableArrayRef<Value> dv) {
+  int64_t T = plan.cfg.threadsPerRow;
+  SmallVector<Value> qRegs = loadOwned(k, q, hi, qi, plan.D);
+  SmallVector<Value> doRegs = loadOwned(k, gradOut, hi, qi, plan.Dv);
+  SmallVector<Value> rowAt = {bi, hi, qi};
+  Value rowLse = memref::LoadOp::create(b, loc, lse, rowAt);
+  Value rowDi = memref::LoadOp::create(b, loc, di, rowAt);
+  // Keys past the end of the sequence (the tail of the last block) are
+  // hidden.
+  PairTerms terms =
+      emitPairTerms(k, qRegs, kRegs, doRegs, vRegs, hi, qi, kClamped, rowLse,
+                    rowDi, plan.Nk % plan.cfg.blockK != 0 ? kRow : Value());
+  Value t = terms.t, ds = terms.ds;
 
   for (auto [i, x] : llvm::enumerate(doRegs))
-    dv[i] = k.fadd(dv[i], buildVisibleProduct(b, loc, t, pz, x));
+    dv[i] = k.fadd(dv[i], buildVisibleProduct(b, loc, t, terms.pz, x));
   for (auto [i, x] : llvm::enumerate(qRegs))
     dk[i] = k.fadd(dk[i], buildVisibleProduct(b, loc, t, ds, x));
+  if (!dqAccum)
+    return;
   // dQ_i += dS k_j: summed over the warp's key rows (lanes that differ in
   // the bits above part), then added by the warp's first row.
   SmallVector<Value> dq;
@@ -310,9 +352,71 @@ void SimtBackwardKernel::emit() {
   SmallVector<Value> acc(groupLoop.getResults().begin(),
                          groupLoop.getResults().end());
   emitIf(k, k.ult(kRow, k.idx(plan.Nk)), [&](KB &e) {
-    storeOwned(e, dk, ArrayRef<Value>(acc).take_front(plan.D / T), plan.D);
-    storeOwned(e, dv, ArrayRef<Value>(acc).drop_front(plan.D / T), plan.Dv);
+    storeOwned(e, dk, kvh, kRow, ArrayRef<Value>(acc).take_front(plan.D / T),
+               plan.D);
+    storeOwned(e, dv, kvh, kRow, ArrayRef<Value>(acc).drop_front(plan.D / T),
+               plan.Dv);
   });
+  gpu::ReturnOp::create(b, loc);
+}
+/// The deterministic dQ kernel of one (query block, batch, head): T threads
+/// per query row sum the row's terms dS k_j over the keys the block's rows
+/// can see, in key order, in registers.
+class SimtBackwardDQKernel : SimtBackwardRows {
+public:
+  using SimtBackwardRows::SimtBackwardRows;
+  void emit();
+};
+
+void SimtBackwardDQKernel::emit() {
+  KB k{b, loc};
+  const int64_t T = plan.cfg.threadsPerRow, BQ = plan.cfg.blockQ;
+  const MaskWindow &w = plan.window;
+
+  Value qb = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  bi = k.divu(by, plan.Hq);
+  Value hi = k.remu(by, plan.Hq);
+  Value kvh = k.divu(hi, plan.G);
+  part = k.remu(tid, T);
+  Value q0 = k.mul(qb, k.idx(BQ));
+  Value qRow = k.add(q0, k.divu(tid, T));
+  Value qClamped = k.min(qRow, k.idx(plan.Nq - 1));
+  SmallVector<Value> qRegs = loadOwned(k, q, hi, qClamped, plan.D);
+  SmallVector<Value> doRegs = loadOwned(k, gradOut, hi, qClamped, plan.Dv);
+  SmallVector<Value> rowAt = {bi, hi, qClamped};
+  Value rowLse = memref::LoadOp::create(b, loc, lse, rowAt);
+  Value rowDi = memref::LoadOp::create(b, loc, di, rowAt);
+
+  // The keys that a row of [q0, q0 + bq) can see: -left <= k - (q + off)
+  // <= right for some q of the block.
+  Value colBegin = k.idx(0), colEnd = k.idx(plan.Nk);
+  Value bq = k.min(k.idx(BQ), k.sub(k.idx(plan.Nq), q0));
+  if (plan.leftBounded)
+    colBegin = k.max(colBegin, k.add(q0, k.idx(w.offset - w.left)));
+  if (plan.rightBounded)
+    colEnd = k.min(colEnd, k.add(k.add(q0, bq), k.idx(w.offset + w.right)));
+
+  SmallVector<Value> init(plan.D / T, k.f32(0.0));
+  auto keyLoop = scf::ForOp::create(
+      b, loc, colBegin, colEnd, k.idx(1), init,
+      [&](OpBuilder &lb, Location ll, Value kj, ValueRange iter) {
+        KB l{lb, ll};
+        SmallVector<Value> kRegs = loadOwned(l, key, kvh, kj, plan.D);
+        SmallVector<Value> vRegs = loadOwned(l, value, kvh, kj, plan.Dv);
+        PairTerms terms = emitPairTerms(l, qRegs, kRegs, doRegs, vRegs, hi,
+                                        qClamped, kj, rowLse, rowDi, Value());
+        SmallVector<Value> acc(iter.begin(), iter.end());
+        for (auto [i, x] : llvm::enumerate(kRegs))
+          acc[i] = l.fadd(acc[i],
+                          buildVisibleProduct(lb, ll, terms.t, terms.ds, x));
+        scf::YieldOp::create(lb, ll, acc);
+      });
+  SmallVector<Value> acc(keyLoop.getResults().begin(),
+                         keyLoop.getResults().end());
+  emitIf(k, k.ult(qRow, k.idx(plan.Nq)),
+         [&](KB &e) { storeOwned(e, dq, hi, qRow, acc, plan.D); });
   gpu::ReturnOp::create(b, loc);
 }
 } // namespace
@@ -328,6 +432,10 @@ attnfuse::gpu_kernels::getSimtBackwardLaunchShape(const KernelPlan &plan) {
         {NT, 1, 1}};
   case KernelKind::Backward:
     return {{plan.numKB, plan.B * plan.Hkv, 1}, {plan.threads, 1, 1}};
+  case KernelKind::BackwardDQ:
+    return {{static_cast<int64_t>(llvm::divideCeil(plan.Nq, plan.cfg.blockQ)),
+             plan.B * plan.Hq, 1},
+            {plan.threads, 1, 1}};
   case KernelKind::BackwardConvert:
     return {{static_cast<int64_t>(
                  llvm::divideCeil(plan.B * plan.Hq * plan.Nq * plan.D, NT)),
@@ -353,6 +461,9 @@ void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
   }
   case KernelKind::Backward:
     SimtBackwardKernel(plan, b, loc, func.getArguments()).emit();
+    return;
+  case KernelKind::BackwardDQ:
+    SimtBackwardDQKernel(plan, b, loc, func.getArguments()).emit();
     return;
   case KernelKind::BackwardConvert: {
     KernelArgs args(plan, func.getArguments());

@@ -41,6 +41,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       return {};
     }
     llvm_unreachable("unknown kernel kind");
@@ -57,6 +58,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       return emitSimtBackward(plan, func);
     }
   }
@@ -146,9 +148,9 @@ SimtFamily::resolveOptions(KernelPlan &plan,
 /// thread holds at most 16 elements of each of k, v, dK, dV, q and dO; BK = min(64, 512 / T) key rows per CTA (at most 512
 /// threads: ptxas then has 128 registers per thread), min(64, 256 / T) with
 /// dropout (its Philox rounds spilled at d = 128 under 128 registers). The
-/// query rows are
-/// skipped one by one (block-q and chunk do not apply). The pre-pass and the
-/// conversion take no options.
+/// query rows are skipped one by one (chunk does not apply). The
+/// deterministic dQ kernel: T threads per query row, block-q rows per CTA
+/// (default as BK). The pre-pass and the conversion take no options.
 LogicalResult SimtFamily::resolveBackwardOptions(
     KernelPlan &plan, const AttentionKernelOptions &requested) const {
   AttentionOpInterface op = plan.op;
@@ -164,9 +166,13 @@ LogicalResult SimtFamily::resolveBackwardOptions(
       cfg.threadsPerRow = T;
   }
   int64_t T = cfg.threadsPerRow;
+  int64_t rows = std::min<int64_t>(64, (plan.seed ? 256 : 512) / T);
   if (cfg.blockK <= 0)
-    cfg.blockK = std::min<int64_t>(64, (plan.seed ? 256 : 512) / T);
-  cfg.blockQ = 1;
+    cfg.blockK = rows;
+  // block-q: the query rows per CTA of the deterministic dQ kernel.
+  cfg.blockQ = plan.kind == KernelKind::BackwardDQ
+                   ? (cfg.blockQ > 0 ? cfg.blockQ : rows)
+                   : 1;
   cfg.chunk = 1;
   if (T > 32 || !llvm::isPowerOf2_64(T) || plan.D % (4 * T) != 0 ||
       plan.Dv % (4 * T) != 0)
@@ -179,9 +185,23 @@ LogicalResult SimtFamily::resolveBackwardOptions(
            << "convert-attn-to-gpu: the backward's block-k * threads-per-row ("
            << cfg.blockK << " * " << T
            << ") must be a multiple of 32, at most 1024";
-  plan.threads = plan.kind == KernelKind::Backward
-                     ? cfg.blockK * T
-                     : kSimtBackwardElementwiseThreads;
+  if (plan.kind == KernelKind::BackwardDQ &&
+      ((cfg.blockQ * T) % 32 != 0 || cfg.blockQ * T > 1024))
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the deterministic dQ kernel's block-q * "
+              "threads-per-row ("
+           << cfg.blockQ << " * " << T
+           << ") must be a multiple of 32, at most 1024";
+  switch (plan.kind) {
+  case KernelKind::Backward:
+    plan.threads = cfg.blockK * T;
+    break;
+  case KernelKind::BackwardDQ:
+    plan.threads = cfg.blockQ * T;
+    break;
+  default:
+    plan.threads = kSimtBackwardElementwiseThreads;
+  }
   return success();
 }
 } // namespace

@@ -49,6 +49,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       break;
     }
     llvm_unreachable("unknown kernel kind");
@@ -61,6 +62,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       break;
     }
     llvm_unreachable("unknown kernel kind");
@@ -76,6 +78,7 @@ public:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
+    case KernelKind::BackwardDQ:
       break;
     }
     llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "

@@ -6,6 +6,8 @@
 // tails of both the key blocks and the rows, Dqk != Dv.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=3
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=3 --pipeline-options="mma=simt block-k=32"
+// Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=3 --pipeline-options="deterministic=true"
 func.func @f(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x2x130x64xbf16>, %v: tensor<2x2x130x32xbf16>,
              %do: tensor<2x4x100x32xbf16>)
     -> (tensor<2x4x100x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x32xbf16>) {

@@ -5,6 +5,8 @@
 // too, in the same function), an explicit scale, d = 128, bf16.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="mma=simt"
+// Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="deterministic=true"
 func.func @f(%q: tensor<1x2x128x128xbf16>, %k: tensor<1x2x192x128xbf16>, %v: tensor<1x2x192x128xbf16>,
              %do: tensor<1x2x128x128xbf16>, %seed: i64)
     -> (tensor<1x2x128x128xbf16>, tensor<1x2x192x128xbf16>, tensor<1x2x192x128xbf16>) {

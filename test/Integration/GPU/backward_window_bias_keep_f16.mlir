@@ -4,6 +4,8 @@
 // and a keep mask broadcast over batch and heads (inputs without
 // gradients), f16, Nq = Nk = 200 (tails).
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=6
+// Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=6 --pipeline-options="deterministic=true"
 func.func @f(%q: tensor<2x2x200x64xf16>, %k: tensor<2x2x200x64xf16>, %v: tensor<2x2x200x64xf16>,
              %bias: tensor<1x2x1x200xf32>, %keep: tensor<200x200xi1>, %do: tensor<2x2x200x64xf16>)
     -> (tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>) {
