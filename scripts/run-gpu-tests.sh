@@ -8,6 +8,11 @@
 #     lines with %s and %S substituted. Prints PASS/FAIL per line and exits
 #     non-zero on any failure.
 #
+#   scripts/run-gpu-tests.sh --torch [PYDIR] [--quick]
+#     attnfuse.torch: test/GPU/torch_attention.py, train_gpt.py and
+#     ddp_two_processes.py with the Python package of PYDIR (default
+#     bundle/python). Exits non-zero on any failure.
+#
 #   scripts/run-gpu-tests.sh --corpus [BIN] [FILE...]
 #     Every corpus file (test/Corpus/*/*.mlir, or the FILEs given) through
 #     attnfuse-run --target=cuda --check=fa --int-bound=N (N from
@@ -22,6 +27,22 @@
 #     900) and CORPUS_ARGS (extra attnfuse-run options) tune it.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [ "${1:-}" = "--torch" ]; then
+  # attnfuse.torch (docs/PyTorch.md) with the package of PYDIR (default:
+  # bundle/python): the op's checks, the small GPT against SDPA, DDP with
+  # two processes. Extra arguments go to torch_attention.py (--quick).
+  shift
+  PYDIR="$ROOT/bundle/python"
+  if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then PYDIR="$1"; shift; fi
+  export PYTHONPATH="$PYDIR${PYTHONPATH:+:$PYTHONPATH}"
+  fail=0
+  for t in "torch_attention.py $*" train_gpt.py ddp_two_processes.py; do
+    if python3 "$ROOT"/test/GPU/$t; then echo "PASS $t"; else
+      echo "FAIL $t"; fail=1; fi
+  done
+  exit $fail
+fi
 
 if [ "${1:-}" = "--corpus" ]; then
   shift
