@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Forward + backward through attnfuse.torch against SDPA's (cuDNN, FA2)
+and, where it is importable, FlashAttention-4 (flash_attn.cute), in one
+process, in turns.
+
+    PYTHONPATH=bundle/python python3 bench/bench_training.py [--quick]
+
+Per shape (the training issue's rows: bf16, [B, H, N, D]): the time of one
+forward and backward (autograd.grad of O against a fixed dO, the forward
+inside the timed region), as TFLOP/s = 3.5 x the forward's 4 B H N^2 d
+(halved for causal) / time; batches of back-to-back calls, the
+implementations in turns (round-robin, best of the rounds). attnfuse runs
+in its default (atomics) and deterministic backward. Kernels are compiled
+and warmed up before timing. A first line per shape checks that attnfuse's
+dQ agrees with cuDNN's.
+"""
+import argparse
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import attnfuse.torch as aft
+
+SHAPES = [  # B, Hq, Hkv, N, d, causal
+    (8, 32, 32, 4096, 64, False),
+    (4, 16, 16, 4096, 128, False),
+    (4, 16, 16, 4096, 128, True),
+    (1, 16, 16, 16384, 128, True),
+    (2, 8, 8, 4096, 256, False),
+    (1, 32, 8, 8192, 128, True),  # GQA 32/8
+]
+QUICK = [(2, 8, 8, 1024, 64, False), (2, 8, 8, 1024, 128, True)]
+
+
+def peers():
+    impls = {}
+
+    def sdpa(backend):
+        def run(q, k, v, causal):
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(
+                    q, k, v, is_causal=causal,
+                    enable_gqa=q.shape[1] != k.shape[1])
+        return run
+    impls["attnfuse"] = lambda q, k, v, c: aft.attention(q, k, v, causal=c)
+    impls["attnfuse (deterministic)"] = lambda q, k, v, c: aft.attention(
+        q, k, v, causal=c, deterministic=True)
+    impls["cuDNN (SDPA)"] = sdpa(SDPBackend.CUDNN_ATTENTION)
+    impls["FA2 (SDPA flash)"] = sdpa(SDPBackend.FLASH_ATTENTION)
+    try:
+        from flash_attn.cute import flash_attn_func as fa4
+        impls["FA4 (flash_attn.cute)"] = "fa4"
+        impls["_fa4"] = fa4
+    except ImportError:
+        pass
+    return impls
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    impls = peers()
+    fa4 = impls.pop("_fa4", None)
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; "
+          f"FA4 {'present' if fa4 else 'not importable here'}")
+    for (b, hq, hkv, n, d, causal) in (QUICK if args.quick else SHAPES):
+        g = torch.Generator(device="cuda").manual_seed(0)
+        mk = lambda h: torch.randn(b, h, n, d, device="cuda",
+                                   dtype=torch.bfloat16, generator=g)
+        q, k, v, do = mk(hq), mk(hkv), mk(hkv), mk(hq)
+        inputs = [x.requires_grad_() for x in (q, k, v)]
+        # FA4 takes [B, N, H, D]: transposed copies, made before timing.
+        t_inputs = [x.detach().transpose(1, 2).contiguous().requires_grad_()
+                    for x in (q, k, v)]
+        t_do = do.transpose(1, 2).contiguous()
+        flops = 3.5 * 4 * b * hq * n * n * d * (0.5 if causal else 1.0)
+        iters = max(1, min(20, int(2e13 / flops)))
+
+        def step(name):
+            if name.startswith("FA4"):
+                o = fa4(*t_inputs, causal=causal)
+                o = o[0] if isinstance(o, tuple) else o
+                return torch.autograd.grad(o, t_inputs, t_do)
+            o = impls[name](*inputs, causal)
+            return torch.autograd.grad(o, inputs, do)
+
+        names = list(impls)
+        ref = step("cuDNN (SDPA)")
+        mine = step("attnfuse")
+        err = max((a.float() - r.float()).abs().max().item()
+                  for a, r in zip(mine, ref))
+        for name in names:  # compile and warm up
+            step(name)
+        torch.cuda.synchronize()
+        best = {name: float("inf") for name in names}
+        for _ in range(args.rounds):
+            for name in names:
+                start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+                start.record()
+                for _ in range(iters):
+                    step(name)
+                end.record()
+                torch.cuda.synchronize()
+                best[name] = min(best[name], start.elapsed_time(end) / iters)
+        print(f"B={b} H={hq}/{hkv} N={n} d={d} {'causal' if causal else ''}"
+              f" bf16 fwd+bwd (max |dq,dk,dv - cuDNN's| {err:.1e})")
+        for name in names:
+            ms = best[name]
+            print(f"  {name:26s} {ms:9.3f} ms {flops / ms / 1e9:8.1f} "
+                  f"TFLOP/s")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
