@@ -51,6 +51,7 @@ using namespace mlir;
 using namespace attnfuse;
 using namespace attnfuse::attn;
 
+#include "KernelCost.h"
 #include "KernelFamily.h"
 #include "TileScheduler.h"
 
@@ -289,6 +290,10 @@ LogicalResult attnfuse::convertAttentionToGPU(
   const AttentionKernelOptions &cfg = plan.cfg;
   plan.numQB = llvm::divideCeil(plan.Nq, cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
+  if (options.reportCost)
+    op.emitRemark() << describeKernelCost(
+        getForwardKernelCost(plan, options.peakTflops, options.peakGbps),
+        kernelName, family->getName());
   // Grid x, y (see KernelPlan::headsFastest) within CUDA's limits.
   LaunchShape shape = family->getLaunchShape(plan);
   if (shape.grid[0] > std::numeric_limits<int32_t>::max() ||

@@ -39,31 +39,50 @@ bool isWindowSideBounded(int64_t side, int64_t queryLength,
   return side < queryLength + keyLength; // unbounded sides are INT64_MAX
 }
 
+namespace {
+/// keyBlockRangeOf's operations as index-typed arith ops.
+struct IRArith {
+  using V = Value;
+  OpBuilder &b;
+  Location loc;
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value floorDiv(Value x, int64_t d) {
+    Value divisor = idx(d);
+    return arith::FloorDivSIOp::create(b, loc, x, divisor);
+  }
+};
+/// keyBlockRangeOf's operations on integers (floor division as
+/// arith.floordivsi's).
+struct IntArith {
+  using V = int64_t;
+  int64_t idx(int64_t v) { return v; }
+  int64_t add(int64_t x, int64_t y) { return x + y; }
+  int64_t sub(int64_t x, int64_t y) { return x - y; }
+  int64_t max(int64_t x, int64_t y) { return std::max(x, y); }
+  int64_t min(int64_t x, int64_t y) { return std::min(x, y); }
+  int64_t floorDiv(int64_t x, int64_t d) {
+    return x >= 0 ? x / d : -((-x + d - 1) / d);
+  }
+};
+} // namespace
+
 std::pair<Value, Value> buildKeyBlockRange(OpBuilder &b, Location loc,
                                            const MaskWindow &w, int64_t nq,
                                            int64_t nk, Value q0, Value rows,
                                            int64_t blockK) {
-  auto idx = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto add = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, loc, x, y);
-  };
-  auto floorDiv = [&](Value x) -> Value {
-    return arith::FloorDivSIOp::create(b, loc, x, idx(blockK));
-  };
-  Value begin = idx(0), end = idx(llvm::divideCeil(nk, blockK));
-  if (isWindowSideBounded(w.left, nq, nk))
-    begin = arith::MaxSIOp::create(
-        b, loc, begin,
-        floorDiv(arith::SubIOp::create(b, loc, add(q0, idx(w.offset)),
-                                       idx(w.left))));
-  if (isWindowSideBounded(w.right, nq, nk))
-    end = arith::MinSIOp::create(
-        b, loc, end,
-        add(floorDiv(add(add(q0, rows), idx(w.offset - 1 + w.right))),
-            idx(1)));
-  return {begin, end};
+  IRArith a{b, loc};
+  return keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK);
+}
+
+std::pair<int64_t, int64_t> getKeyBlockRange(const MaskWindow &w, int64_t nq,
+                                             int64_t nk, int64_t q0,
+                                             int64_t rows, int64_t blockK) {
+  IntArith a;
+  return keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK);
 }
 
 Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value score,

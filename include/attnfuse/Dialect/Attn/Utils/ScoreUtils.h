@@ -41,6 +41,40 @@ buildKeyBlockRange(mlir::OpBuilder &b, mlir::Location loc,
                    int64_t keyLength, mlir::Value q0, mlir::Value rows,
                    int64_t blockK);
 
+/// The arithmetic of buildKeyBlockRange over any `Arith` (IR values through
+/// a builder, or integers: getKeyBlockRange), so that the kernels and the
+/// planners that count their work (the GPU cost report) share one
+/// definition. `Arith` provides V (the value type), idx(int64_t) and add,
+/// sub, max, min, floorDiv(V, int64_t); the operations are requested in a
+/// fixed order (IR builders create them in that order).
+template <typename Arith>
+std::pair<typename Arith::V, typename Arith::V>
+keyBlockRangeOf(Arith &a, const MaskWindow &w, int64_t nq, int64_t nk,
+                typename Arith::V q0, typename Arith::V rows, int64_t blockK) {
+  using V = typename Arith::V;
+  V begin = a.idx(0);
+  V end = a.idx((nk + blockK - 1) / blockK);
+  if (isWindowSideBounded(w.left, nq, nk)) {
+    V shifted = a.add(q0, a.idx(w.offset));
+    V first = a.sub(shifted, a.idx(w.left));
+    begin = a.max(begin, a.floorDiv(first, blockK));
+  }
+  if (isWindowSideBounded(w.right, nq, nk)) {
+    V rowsEnd = a.add(q0, rows);
+    V last = a.add(rowsEnd, a.idx(w.offset - 1 + w.right));
+    V lastBlock = a.floorDiv(last, blockK);
+    end = a.min(end, a.add(lastBlock, a.idx(1)));
+  }
+  return {begin, end};
+}
+
+/// keyBlockRangeOf on integers: the key blocks [begin, end) that query rows
+/// [q0, q0 + rows) visit (end may be below begin: none).
+std::pair<int64_t, int64_t> getKeyBlockRange(const MaskWindow &window,
+                                             int64_t queryLength,
+                                             int64_t keyLength, int64_t q0,
+                                             int64_t rows, int64_t blockK);
+
 /// Clones the op's score_mod region at the builder's insertion point with
 /// (score, b, h, q, k) substituted and returns the yielded f32 score. Returns
 /// `score` unchanged when there is no region. `captures`, when given, maps the
