@@ -593,7 +593,7 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
                          : sharedMemoryLimitForChip(options.chip);
   if (failed(family->resolveOptions(plan, options)))
     return failure();
-  plan.numQB = plan.Nq;
+  plan.numQB = llvm::divideCeil(plan.Nq, plan.cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, plan.cfg.blockK);
   // The pre-pass and the conversion: the same plan, their own kinds.
   KernelPlan pre = plan, convert = plan;

@@ -5,12 +5,16 @@
 // and its kernel kinds, assembled from its building blocks
 // (MmaSyncBlocks.h):
 //
-//   forward   MmaSyncForward.cpp
+//   forward                 MmaSyncForward.cpp
+//   backward                MmaSyncBackward.cpp
+//   backward pre-pass, dQ conversion: the simt family's (SimtBackward.cpp)
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 #include "KernelFamily.h"
+#include "MmaSyncBackward.h"
 #include "MmaSyncForward.h"
+#include "SimtBackward.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -30,6 +34,8 @@ public:
     if (!isMmaSyncChip(chip))
       return ("mma_sync needs sm_80 or newer (cp.async, bf16 mma.sync), the "
               "target is " + chip).str();
+    if (isBackwardKind(plan.kind))
+      return getMmaSyncBackwardUnsupportedReason(plan);
     return getTensorCoreUnsupportedReason(plan);
   }
   LogicalResult
@@ -39,25 +45,39 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return MmaSyncForwardLayout(plan).total();
-    case KernelKind::BackwardPre:
     case KernelKind::Backward:
+      return MmaSyncBackwardLayout(plan).total();
+    case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
-      break;
+      return 0;
     }
     llvm_unreachable("unknown kernel kind");
+  }
+  /// The backward kinds: one CTA per (key block, batch * KV head), and the
+  /// simt family's pre-pass and conversion grids.
+  LaunchShape getLaunchShape(const KernelPlan &plan) const override {
+    if (isBackwardKind(plan.kind))
+      return getSimtBackwardLaunchShape(plan);
+    return KernelFamily::getLaunchShape(plan);
   }
   void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitMmaSyncForward(plan, func);
-    case KernelKind::BackwardPre:
     case KernelKind::Backward:
+      return emitMmaSyncBackward(plan, func);
+    case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
-      break;
+      return emitSimtBackward(plan, func);
     }
-    llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "
-                     "them)");
+    llvm_unreachable("unknown kernel kind");
   }
+
+private:
+  /// The backward kinds' options (resolveOptions).
+  LogicalResult
+  resolveBackwardOptions(KernelPlan &plan,
+                         const AttentionKernelOptions &requested) const;
 };
 
 /// Defaults per head dim d = max(dqk, dv) and features, measured on the
@@ -74,6 +94,8 @@ public:
 LogicalResult
 MmaSyncFamily::resolveOptions(KernelPlan &plan,
                               const AttentionKernelOptions &requested) const {
+  if (isBackwardKind(plan.kind))
+    return resolveBackwardOptions(plan, requested);
   AttentionOpInterface op = plan.op;
   const int64_t sharedLimit = plan.sharedLimit;
   AttentionKernelOptions &resolved = plan.cfg;
@@ -144,6 +166,89 @@ MmaSyncFamily::resolveOptions(KernelPlan &plan,
            << "block-k or block-q";
   // The mask is computed in i32 (key - row and Nk - key, emit()).
   if (plan.Nq + plan.Nk + resolved.blockQ + resolved.blockK >
+      std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
+                               "Nq + Nk below 2^31";
+  return success();
+}
+
+/// The backward (MmaSyncBackward.cpp): W warps of 16 keys each (block-k =
+/// 16 W), block-q query rows per step (a multiple of 16 up to 128 whose
+/// 16 x 16 tiles of dQ, block-q / 16 * Dqk / 16, split evenly over the
+/// warps), Q/dO in 2 stages. Defaults per d = max(Dqk, Dv), chosen so that
+/// ptxas needs no spills: 4 warps (64 keys) and block-q 64 (d <= 64) or 32
+/// (above: the dK and dV accumulators take 2 (Dqk + Dv) / 8 registers per
+/// thread); block-q shrinks to the target's shared memory. The pre-pass and
+/// the conversion (simt's kinds) take no options.
+LogicalResult MmaSyncFamily::resolveBackwardOptions(
+    KernelPlan &plan, const AttentionKernelOptions &requested) const {
+  AttentionOpInterface op = plan.op;
+  AttentionKernelOptions &cfg = plan.cfg;
+  cfg = requested;
+  cfg.mma = getName();
+  if (plan.kind != KernelKind::Backward) {
+    plan.threads = kSimtBackwardElementwiseThreads;
+    return success();
+  }
+  int64_t d = std::max(plan.D, plan.Dv);
+  if (cfg.warps == 0)
+    cfg.warps = cfg.blockK > 0 ? cfg.blockK / 16 : 4;
+  if (cfg.warps != 4 && cfg.warps != 8)
+    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
+                               "takes warps 4 or 8, not "
+                            << cfg.warps;
+  if (cfg.blockK == 0)
+    cfg.blockK = 16 * cfg.warps;
+  if (cfg.blockK != 16 * cfg.warps)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward takes block-k = 16 "
+              "x warps (16 keys per warp): "
+           << 16 * cfg.warps << ", not " << cfg.blockK;
+  if (cfg.stages == 0)
+    cfg.stages = 2;
+  if (cfg.stages != 2)
+    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
+                               "takes 2 stages, not "
+                            << cfg.stages;
+  bool defaultBlockQ = cfg.blockQ == 0;
+  if (defaultBlockQ)
+    cfg.blockQ = d <= 64 ? 64 : 32;
+  auto tilesSplit = [&] {
+    int64_t nD = plan.D / 16, units = cfg.blockQ / 16 * nD;
+    if (units % cfg.warps != 0)
+      return false;
+    int64_t per = units / cfg.warps;
+    return per % nD == 0 || nD % per == 0;
+  };
+  if (defaultBlockQ)
+    while (!tilesSplit() && cfg.blockQ < 128)
+      cfg.blockQ *= 2;
+  if (cfg.blockQ <= 0 || cfg.blockQ % 16 != 0 || cfg.blockQ > 128 ||
+      !tilesSplit())
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward takes a block-q that "
+              "is a multiple of 16 up to 128 whose 16 x 16 tiles of dQ ("
+           << cfg.blockQ / 16 << " x " << plan.D / 16
+           << ") split evenly over the " << cfg.warps << " warps, not "
+           << cfg.blockQ;
+  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
+  while (defaultBlockQ && sharedBytes() > plan.sharedLimit &&
+         cfg.blockQ > 16) {
+    cfg.blockQ /= 2;
+    if (!tilesSplit())
+      break;
+  }
+  if (sharedBytes() > plan.sharedLimit || !tilesSplit())
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward needs "
+           << sharedBytes() << " bytes of shared memory, more than the "
+           << plan.sharedLimit << " a CTA can have on the target; lower "
+           << "block-q or warps";
+  cfg.threadsPerRow = 1;
+  cfg.chunk = cfg.blockQ;
+  plan.threads = 32 * cfg.warps;
+  // The mask is computed in i32 (key - row, Nk - key, Nq - row).
+  if (plan.Nq + plan.Nk + cfg.blockQ + cfg.blockK >
       std::numeric_limits<int32_t>::max())
     return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
                                "Nq + Nk below 2^31";
