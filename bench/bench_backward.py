@@ -142,6 +142,14 @@ def run(path):
                      for x, r in zip((dq, dk, dv), ref)]
                 err = f"max|err| dq {e[0]:.1e} dk {e[1]:.1e} dv {e[2]:.1e}"
             it = 1 if variant.startswith("simt") and N >= 4096 else iters
+            # The three kernels alone (the pre-pass, the backward, the dQ
+            # conversion), in ms.
+            parts = [timed(lambda: cuda_launch.launch(pre, do, o, di, acc),
+                           it),
+                     timed(lambda: cuda_launch.launch(bwd, q, k, v, do, lse,
+                                                      di, acc, dk, dv), it),
+                     timed(lambda: cuda_launch.launch(conv, acc, dq), it)]
+            err += " (pre %.3f, bwd %.3f, dq %.3f ms)" % tuple(parts)
             rows.append((f"attnfuse {variant} ({bwd.grid[0]}x{bwd.grid[1]}"
                          f" CTAs, {bwd.block[0]} thr)", timed(ours, it), err))
         for name, backend in (("cuDNN", SDPBackend.CUDNN_ATTENTION),

@@ -167,28 +167,26 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     return c;
   };
   SmallVector<Value> s = transposedProduct(kBuf, qBuf, D);
-  SmallVector<Value> dp = transposedProduct(vBuf, dOBuf, Dv);
 
-  // Per query column 8 n + 2t + h: -lse log2 e (-inf where lse = -inf: a
-  // row that sees no key has P = 0) and Di.
-  SmallVector<Value> negLse(2 * nQ), rowDi(2 * nQ);
-  auto f2 = VectorType::get({2}, e.b.getF32Type());
-  for (int64_t n = 0; n < nQ; ++n) {
-    Value col = e.add(e.idx(8 * n), t2);
-    Value l2 =
-        vector::LoadOp::create(lb, ll, f2, lseBuf, ValueRange{stage, col},
-                               /*nontemporal=*/false, llvm::MaybeAlign(8));
-    Value d2 =
-        vector::LoadOp::create(lb, ll, f2, diBuf, ValueRange{stage, col},
-                               /*nontemporal=*/false, llvm::MaybeAlign(8));
-    for (int64_t h = 0; h < 2; ++h) {
-      Value l = vector::ExtractOp::create(lb, ll, l2, h);
-      Value empty = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::OEQ, l,
-                                          e.f32(kNegInf));
-      negLse[2 * n + h] =
-          e.select(empty, e.f32(kNegInf), e.fmul(l, e.f32(-kLog2e)));
-      rowDi[2 * n + h] = vector::ExtractOp::create(lb, ll, d2, h);
+  // Per query column 8 n + 2t + h of stage `stage` of `buf` (lse, Di).
+  auto columnValues = [&](Value buf) {
+    SmallVector<Value> values;
+    auto f2 = VectorType::get({2}, e.b.getF32Type());
+    for (int64_t n = 0; n < nQ; ++n) {
+      Value pair = vector::LoadOp::create(
+          lb, ll, f2, buf, ValueRange{stage, e.add(e.idx(8 * n), t2)},
+          /*nontemporal=*/false, llvm::MaybeAlign(8));
+      for (int64_t h = 0; h < 2; ++h)
+        values.push_back(vector::ExtractOp::create(lb, ll, pair, h));
     }
+    return values;
+  };
+  // -lse log2 e (-inf where lse = -inf: a row that sees no key has P = 0).
+  SmallVector<Value> negLse = columnValues(lseBuf);
+  for (Value &l : negLse) {
+    Value empty = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::OEQ, l,
+                                        e.f32(kNegInf));
+    l = e.select(empty, e.f32(kNegInf), e.fmul(l, e.f32(-kLog2e)));
   }
 
   // P^T = 2^(t log2 e - lse log2 e), t = scale s; masked blocks: t log2 e
@@ -230,8 +228,10 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       }
     }
   };
-  // dV += P^T dO.
+  // dV += P^T dO, then dP^T (its registers live after P^T's operands).
   accumulate(p, dOBuf, Dv, dV);
+  SmallVector<Value> dp = transposedProduct(vBuf, dOBuf, Dv);
+  SmallVector<Value> rowDi = columnValues(diBuf);
   // dS^T = P^T (dP^T - Di) (w.r.t. t: the scale comes with dK and dQ).
   SmallVector<Value> ds(sl.size());
   for (int64_t n = 0; n < nQ; ++n)

@@ -174,12 +174,14 @@ MmaSyncFamily::resolveOptions(KernelPlan &plan,
 
 /// The backward (MmaSyncBackward.cpp): W warps of 16 keys each (block-k =
 /// 16 W), block-q query rows per step (a multiple of 16 up to 128 whose
-/// 16 x 16 tiles of dQ, block-q / 16 * Dqk / 16, split evenly over the
-/// warps), Q/dO in 2 stages. Defaults per d = max(Dqk, Dv), chosen so that
-/// ptxas needs no spills: 4 warps (64 keys) and block-q 64 (d <= 64) or 32
-/// (above: the dK and dV accumulators take 2 (Dqk + Dv) / 8 registers per
-/// thread); block-q shrinks to the target's shared memory. The pre-pass and
-/// the conversion (simt's kinds) take no options.
+/// 16 x 16 tiles of dQ, block-q / 16 x Dqk / 16, split evenly over the
+/// warps: each warp's tiles share one row of tiles, or whole rows), Q/dO in
+/// 2 stages. Defaults, measured on the H200 (docs/GPU.md: 8 warps and
+/// block-q 64 were 20-50% faster than 4 warps, block-q 32 at d = 128) and
+/// without ptxas spills up to d = 128: 8 warps (128 keys), block-q 64
+/// (doubled until the tiles of dQ split), halved to the target's shared
+/// memory, then 4 warps. The pre-pass and the conversion (simt's kinds) take
+/// no options.
 LogicalResult MmaSyncFamily::resolveBackwardOptions(
     KernelPlan &plan, const AttentionKernelOptions &requested) const {
   AttentionOpInterface op = plan.op;
@@ -190,9 +192,16 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
     plan.threads = kSimtBackwardElementwiseThreads;
     return success();
   }
-  int64_t d = std::max(plan.D, plan.Dv);
+  const bool defaultWarps = cfg.warps == 0 && cfg.blockK == 0;
+  const bool defaultBlockQ = cfg.blockQ == 0;
+  if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 64 &&
+      cfg.blockK != 128)
+    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
+                               "takes block-k 64 or 128 (16 keys per warp, 4 "
+                               "or 8 warps), not "
+                            << cfg.blockK;
   if (cfg.warps == 0)
-    cfg.warps = cfg.blockK > 0 ? cfg.blockK / 16 : 4;
+    cfg.warps = cfg.blockK > 0 ? cfg.blockK / 16 : 8;
   if (cfg.warps != 4 && cfg.warps != 8)
     return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
                                "takes warps 4 or 8, not "
@@ -210,40 +219,49 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
     return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
                                "takes 2 stages, not "
                             << cfg.stages;
-  bool defaultBlockQ = cfg.blockQ == 0;
-  if (defaultBlockQ)
-    cfg.blockQ = d <= 64 ? 64 : 32;
   auto tilesSplit = [&] {
     int64_t nD = plan.D / 16, units = cfg.blockQ / 16 * nD;
-    if (units % cfg.warps != 0)
+    if (cfg.blockQ <= 0 || cfg.blockQ % 16 != 0 || units % cfg.warps != 0)
       return false;
     int64_t per = units / cfg.warps;
     return per % nD == 0 || nD % per == 0;
   };
-  if (defaultBlockQ)
+  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
+  // block-q 64, doubled until the tiles of dQ split, halved (while they
+  // do) to the shared memory.
+  auto defaultBlockQFor = [&] {
+    cfg.blockQ = 64;
     while (!tilesSplit() && cfg.blockQ < 128)
       cfg.blockQ *= 2;
-  if (cfg.blockQ <= 0 || cfg.blockQ % 16 != 0 || cfg.blockQ > 128 ||
-      !tilesSplit())
+    while (sharedBytes() > plan.sharedLimit && cfg.blockQ > 16) {
+      cfg.blockQ /= 2;
+      if (!tilesSplit()) {
+        cfg.blockQ *= 2;
+        break;
+      }
+    }
+  };
+  if (defaultBlockQ) {
+    defaultBlockQFor();
+    if (defaultWarps && sharedBytes() > plan.sharedLimit) {
+      cfg.warps = 4;
+      cfg.blockK = 64;
+      defaultBlockQFor();
+    }
+  }
+  if (cfg.blockQ > 128 || !tilesSplit())
     return op.emitOpError()
            << "convert-attn-to-gpu: the mma_sync backward takes a block-q that "
               "is a multiple of 16 up to 128 whose 16 x 16 tiles of dQ ("
            << cfg.blockQ / 16 << " x " << plan.D / 16
            << ") split evenly over the " << cfg.warps << " warps, not "
            << cfg.blockQ;
-  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
-  while (defaultBlockQ && sharedBytes() > plan.sharedLimit &&
-         cfg.blockQ > 16) {
-    cfg.blockQ /= 2;
-    if (!tilesSplit())
-      break;
-  }
-  if (sharedBytes() > plan.sharedLimit || !tilesSplit())
+  if (sharedBytes() > plan.sharedLimit)
     return op.emitOpError()
            << "convert-attn-to-gpu: the mma_sync backward needs "
-           << sharedBytes() << " bytes of shared memory, more than the "
-           << plan.sharedLimit << " a CTA can have on the target; lower "
-           << "block-q or warps";
+           << sharedBytes() << " bytes of shared memory (K, V, dS^T and 2 "
+           << "stages of Q and dO), more than the " << plan.sharedLimit
+           << " a CTA can have on the target; lower block-q or warps";
   cfg.threadsPerRow = 1;
   cfg.chunk = cfg.blockQ;
   plan.threads = 32 * cfg.warps;
