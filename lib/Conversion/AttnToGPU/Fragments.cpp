@@ -169,9 +169,11 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
       }
 }
 
-void attnfuse::gpu_kernels::maskScoresTransposed(
-    KB &e, const KernelPlan &plan, FragmentLayout sl, Value key0, Value q0,
-    bool keyTail, bool queryTail, MutableArrayRef<Value> s) {
+void attnfuse::gpu_kernels::maskScoresTransposed(KB &e, const KernelPlan &plan,
+                                                 FragmentLayout sl, Value key0,
+                                                 Value q0, bool keyTail,
+                                                 bool queryTail,
+                                                 MutableArrayRef<Value> s) {
   ElementMask mask{e, plan, Value()};
   Value kt = keyTail ? mask.toI32(key0) : Value();
   Value qt = queryTail ? mask.toI32(q0) : Value();

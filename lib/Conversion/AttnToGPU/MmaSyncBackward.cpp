@@ -191,7 +191,8 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
 
   // P^T = 2^(t log2 e - lse log2 e), t = scale s; masked blocks: t log2 e
   // first, -inf where the structural mask or a tail hides the element.
-  const double scaleLog2e = AttentionOpInterface(plan.op).getScaleOrDefault() * kLog2e;
+  const double scaleLog2e =
+      AttentionOpInterface(plan.op).getScaleOrDefault() * kLog2e;
   if (masked) {
     for (Value &x : s)
       x = e.fmul(x, e.f32(scaleLog2e));

@@ -66,8 +66,8 @@ void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
   // range re-read it), so that the pieces' global addresses are one pointer
   // plus constant offsets; with a tail each row is clamped to length - 1.
   const bool tail = length % rows != 0;
-  Value k0 = e.mul(tail ? block : e.min(block, e.idx(numBlocks - 1)),
-                   e.idx(rows));
+  Value k0 =
+      e.mul(tail ? block : e.min(block, e.idx(numBlocks - 1)), e.idx(rows));
   if (width % 8 != 0) {
     // Rows that are not 16-byte aligned: element by element, loads and
     // shared-memory stores (the barrier that publishes the block orders

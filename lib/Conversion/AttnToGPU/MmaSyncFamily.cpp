@@ -194,8 +194,7 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
   }
   const bool defaultWarps = cfg.warps == 0 && cfg.blockK == 0;
   const bool defaultBlockQ = cfg.blockQ == 0;
-  if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 64 &&
-      cfg.blockK != 128)
+  if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 64 && cfg.blockK != 128)
     return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
                                "takes block-k 64 or 128 (16 keys per warp, 4 "
                                "or 8 warps), not "

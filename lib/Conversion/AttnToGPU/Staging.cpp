@@ -53,9 +53,8 @@ SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
   if (tail)
     fullEnd = k.min(fullEnd, k.idx(plan.numKB - 1));
   fullEnd = k.max(fullEnd, fullBegin);
-  return runBlockLoops(k, kbBegin, fullBegin, fullEnd, kbEnd,
-                       plan.leftBounded, plan.rightBounded || tail, state,
-                       body);
+  return runBlockLoops(k, kbBegin, fullBegin, fullEnd, kbEnd, plan.leftBounded,
+                       plan.rightBounded || tail, state, body);
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::runBlockLoops(
@@ -79,8 +78,7 @@ SmallVector<Value> attnfuse::gpu_kernels::runBlockLoops(
 }
 
 std::pair<Value, Value> attnfuse::gpu_kernels::queryBlockRange(
-    KB &k, const KernelPlan &plan, Value key0, int64_t blockK,
-    int64_t blockQ) {
+    KB &k, const KernelPlan &plan, Value key0, int64_t blockK, int64_t blockQ) {
   const MaskWindow &w = plan.window;
   int64_t numQB = llvm::divideCeil(plan.Nq, blockQ);
   Value begin = k.idx(0), end = k.idx(numQB);
@@ -91,9 +89,9 @@ std::pair<Value, Value> attnfuse::gpu_kernels::queryBlockRange(
                   k.floorDiv(k.sub(key0, k.idx(w.offset + w.right)), blockQ));
   if (plan.leftBounded) {
     Value last = k.min(k.add(key0, k.idx(blockK - 1)), k.idx(plan.Nk - 1));
-    end = k.min(end, k.add(k.floorDiv(k.add(last, k.idx(w.left - w.offset)),
-                                      blockQ),
-                           k.idx(1)));
+    end = k.min(end,
+                k.add(k.floorDiv(k.add(last, k.idx(w.left - w.offset)), blockQ),
+                      k.idx(1)));
   }
   return {begin, end};
 }
@@ -108,11 +106,11 @@ SmallVector<Value> attnfuse::gpu_kernels::runQueryBlocks(
   // Every (k, q) of the block pair visible: k0 + BK - 1 - q0 <= off + right
   // and k0 - (q0 + BQ - 1) >= off - left.
   if (plan.rightBounded)
-    fullBegin = k.min(
-        qbEnd, k.max(qbBegin, k.floorDiv(k.add(key0, k.idx(blockK - 1 -
-                                                           w.offset - w.right +
-                                                           blockQ - 1)),
-                                         blockQ)));
+    fullBegin =
+        k.min(qbEnd, k.max(qbBegin,
+                           k.floorDiv(k.add(key0, k.idx(blockK - 1 - w.offset -
+                                                        w.right + blockQ - 1)),
+                                      blockQ)));
   if (plan.leftBounded)
     fullEnd = k.min(
         fullEnd,
@@ -126,8 +124,7 @@ SmallVector<Value> attnfuse::gpu_kernels::runQueryBlocks(
   // The last key block's rows past Nk: every query block masked.
   if (keyTail)
     fullEnd = k.select(lastKeyBlock, fullBegin, fullEnd);
-  return runBlockLoops(k, qbBegin, fullBegin, fullEnd, qbEnd,
-                       plan.rightBounded,
+  return runBlockLoops(k, qbBegin, fullBegin, fullEnd, qbEnd, plan.rightBounded,
                        plan.leftBounded || queryTail || keyTail, state, body);
 }
 
