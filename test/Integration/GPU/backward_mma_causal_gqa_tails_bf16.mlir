@@ -4,12 +4,12 @@
 // heads on 2 KV heads: dK, dV summed over each group in registers), causal
 // bottom-right (query blocks a key block cannot see skipped, the diagonal
 // ones masked per element), Nq = 100 and Nk = 130: tails of the query and
-// key blocks; 64 keys (4 warps) or 128 (8 warps) per CTA, 64 or 128 query
-// rows per step.
+// key blocks; 128 keys (8 warps, the default) or 64 (4 warps) per CTA, 64
+// or 128 query rows per step.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync block-q=128"
-// RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync warps=8 block-q=128"
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync warps=4 block-q=64"
 func.func @f(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x2x130x64xbf16>, %v: tensor<2x2x130x64xbf16>,
              %do: tensor<2x4x100x64xbf16>)
     -> (tensor<2x4x100x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x64xbf16>) {

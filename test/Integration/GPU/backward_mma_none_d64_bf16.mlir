@@ -5,7 +5,7 @@
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync block-q=128"
-// RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync warps=8 block-q=128"
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync warps=4"
 func.func @f(%q: tensor<1x2x512x64xbf16>, %k: tensor<1x2x512x64xbf16>, %v: tensor<1x2x512x64xbf16>,
              %do: tensor<1x2x512x64xbf16>)
     -> (tensor<1x2x512x64xbf16>, tensor<1x2x512x64xbf16>, tensor<1x2x512x64xbf16>) {
