@@ -36,8 +36,10 @@ struct FragmentLayout {
 /// registers), which add 0 to every dot product; O's are not stored.
 inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 
-/// Why a tensor-core family cannot compute the kernel of `plan` (empty when
-/// it can): the forward kind only (no backward kernels yet), bf16 or f16,
+/// Why a tensor-core family cannot compute the forward kernel of `plan`
+/// (empty when it can): the forward kind only (the wgmma family has no
+/// backward kernels yet; mma_sync's: getMmaSyncBackwardUnsupportedReason),
+/// bf16 or f16,
 /// head dims up to 256 (the widest n of an instruction); any head dim below
 /// (those that are not multiples of 8 are copied element by element).
 std::string getTensorCoreUnsupportedReason(const KernelPlan &plan);

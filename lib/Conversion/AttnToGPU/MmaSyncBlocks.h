@@ -1,9 +1,10 @@
 //===- MmaSyncBlocks.h - the machinery of the mma_sync family -*- C++ -*-===//
 //
 // The building blocks the kernel kinds of the mma_sync family assemble
-// (MmaSyncForward.cpp; Triton's DotOpToLLVM/MMAv2.cpp): the m16n8k16
-// mma.sync and its ldmatrix operands, the cp.async staging of a block of
-// rows into a stage of a shared-memory ring (rows padded by kPad elements,
+// (MmaSyncForward.cpp, MmaSyncBackward.cpp; Triton's DotOpToLLVM/MMAv2.cpp):
+// the m16n8k16 mma.sync and its ldmatrix operands (and their lane offsets),
+// the cp.async staging of a block of rows (and of per-row f32 values) into a
+// stage of a shared-memory ring (rows padded by kPad elements,
 // so that ldmatrix's 8 row addresses hit distinct banks), the ring's
 // cp.async groups, and the zeros of padded head dims. Fragment layouts:
 // MmaSyncForward.cpp's header. Internal to lib/Conversion/AttnToGPU.
