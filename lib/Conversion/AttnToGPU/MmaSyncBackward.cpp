@@ -110,8 +110,10 @@ private:
   Location loc;
   KB k;
   const int64_t BQ = plan.cfg.blockQ;
-  /// The thread's first key row: in the block (localKey = 16 w + g) and in
-  /// the sequence (keyRow = k0 + localKey).
+  /// The CTA's batch and KV head, the thread's warp, lane coordinates (g,
+  /// t, 2t), the warp's first key in the block (warpKey = 16 w) and the
+  /// thread's first key row, in the block (localKey = 16 w + g) and in the
+  /// sequence (keyRow = k0 + localKey).
   Value bi, kvh, warp, g, t, t2, warpKey, localKey, keyRow;
   LaneOffsets lo;
   Value kBuf, vBuf, qBuf, dOBuf, dsBuf, lseBuf, diBuf;
