@@ -2,7 +2,8 @@
 //
 // What the tensor-core families share above the fragments (Fragments.h):
 // spreading copies over the CTA's threads, and walking the key blocks of a
-// CTA's query rows, the ones every row sees whole without per-element mask.
+// CTA's query rows (the backward: the query blocks of a CTA's key block),
+// the ones every pair of the two blocks sees whole without per-element mask.
 // Internal to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
@@ -32,8 +33,9 @@ void forEachItem(KB &k, Value tid, int64_t threads, int64_t total,
 void forEachElement(KB &k, Value tid, int64_t threads, int64_t total,
                     function_ref<void(KB &, Value)> fn);
 
-/// The body of one key block: `masked` asks for the per-element structural
-/// mask and key tail; it ends with scf.yield of the new loop state.
+/// The body of one key block (the backward's: one query block): `masked`
+/// asks for the per-element structural mask and the tails; it ends with
+/// scf.yield of the new loop state.
 using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,
                                        Value kb, ValueRange state)>;
 
