@@ -2,39 +2,69 @@
 """The GPU backward of attn.attention_backward against PyTorch's SDPA
 backward (cuDNN, FlashAttention-2), in one process, in turns.
 
-  bench_backward.py compile OUT.pkl   (here: needs the attnfuse package with
-                                       its C API library and ptxas)
-  bench_backward.py run OUT.pkl       (on the GPU machine: torch and
-                                       python-bindings/attnfuse/cuda_launch.py)
+  bench_backward.py compile OUT.pkl [VARIANT...]
+                              (here: needs the attnfuse package with its C
+                               API library and ptxas)
+  bench_backward.py run OUT.pkl
+                              (on the GPU machine: torch and
+                               python-bindings/attnfuse/cuda_launch.py)
 
-compile writes, per shape, the cubins and launch configurations of the
-backward's kernels (backward_pre, backward, backward_convert: docs/GPU.md's
-argument orders). run launches them on random bf16 inputs whose O and lse
-come from an f32 forward, checks dQ, dK, dV against an f32 autograd
-reference (max |error| printed), and prints milliseconds and TFLOP/s
-(2.5 x the forward's 4 B H N^2 d) of attnfuse's backward and of SDPA's
-backward alone (the forward recomputed outside the timed region).
+A VARIANT is a family with options, `mma_sync`, `simt`, or
+`mma_sync:warps=8,block-q=64` (the pipeline options of
+attn-lower-to-nvvm-pipeline, commas for spaces); the default is mma_sync
+(the family mma=auto picks for the backward on sm_90a) and simt (at the
+smallest shape only: it runs at ~6 TFLOP/s). compile writes, per shape and
+variant, the cubins and launch configurations of the backward's kernels
+(backward_pre, backward, backward_convert: docs/GPU.md's argument orders).
+run launches them on random bf16 inputs whose O and lse come from an f32
+forward, checks dQ, dK, dV against an f32 autograd reference (max |error|
+printed, next to SDPA's own bf16 backward's), and prints milliseconds and
+TFLOP/s (2.5 x the forward's 4 B H N^2 d, halved for causal) of each
+variant's backward and of SDPA's backward alone (the forward recomputed
+outside the timed region).
 """
 import os
 import pickle
 import sys
 
-SHAPES = [(2, 8, 1024, 64), (4, 16, 4096, 128)]  # B, H, N, d; bf16, no mask
+# B, H, N, d, causal; bf16.
+SHAPES = [(2, 8, 1024, 64, False), (4, 16, 4096, 64, False),
+          (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
+          (1, 16, 16384, 128, True)]
 
 
-def compile_kernels(path):
+def compile_kernels(path, variants):
     import attnfuse
+    variants = variants or ["mma_sync", "simt"]
     out = []
-    for (B, H, N, D) in SHAPES:
+    for si, (B, H, N, D, causal) in enumerate(SHAPES):
         t = f"tensor<{B}x{H}x{N}x{D}xbf16>"
         lse = f"tensor<{B}x{H}x{N}xf32>"
+        attrs = " {mask = #attn.mask<causal>}" if causal else ""
         src = (f"func.func @b(%q: {t}, %k: {t}, %v: {t}, %o: {t}, %l: {lse},"
                f" %do: {t}) -> ({t}, {t}, {t}) {{\n"
                f"  %a, %b, %c = attn.attention_backward ins(%q, %k, %v : {t},"
-               f" {t}, {t}) grad(%o, %l, %do : {t}, {lse}, {t}) -> {t}, {t},"
-               f" {t}\n  return %a, %b, %c : {t}, {t}, {t}\n}}")
-        kernels = attnfuse.compile(src, target="cuda").kernels
-        out.append(((B, H, N, D), [vars(k) for k in kernels]))
+               f" {t}, {t}) grad(%o, %l, %do : {t}, {lse}, {t}){attrs} -> "
+               f"{t}, {t}, {t}\n  return %a, %b, %c : {t}, {t}, {t}\n}}")
+        for variant in variants:
+            family, _, opts = variant.partition(":")
+            if family == "simt" and si > 0 and variant == "simt" and \
+                    not os.environ.get("BENCH_SIMT_ALL"):
+                continue
+            options = " ".join([f"mma={family}", "format=bin"] +
+                               [o for o in opts.split(",") if o])
+            try:
+                kernels = attnfuse.compile(
+                    src, target="cuda",
+                    pipeline=f"attn-lower-to-nvvm-pipeline{{{options}}}"
+                ).kernels
+            except attnfuse.CompileError as e:
+                # A variant that does not fit a shape (shared memory, ...).
+                print(f"skipped {variant} at B={B} H={H} N={N} d={D}: "
+                      f"{str(e).splitlines()[-1]}")
+                continue
+            out.append(((B, H, N, D, causal), variant,
+                        [vars(k) for k in kernels]))
     with open(path, "wb") as f:
         pickle.dump(out, f)
 
@@ -63,50 +93,101 @@ def run(path):
         return a.elapsed_time(b) / iters
 
     with open(path, "rb") as f:
-        shapes = pickle.load(f)
-    for (B, H, N, D), kernels in shapes:
-        pre, bwd, conv = [K(k) for k in kernels]
+        entries = pickle.load(f)
+    shapes = []
+    for shape, variant, kernels in entries:
+        if not shapes or shapes[-1][0] != shape:
+            shapes.append((shape, []))
+        shapes[-1][1].append((variant, kernels))
+    for (B, H, N, D, causal), variants in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
         q, k, v, do = (torch.randn(B, H, N, D, device="cuda", generator=g,
                                    dtype=torch.bfloat16) for _ in range(4))
         scale = D ** -0.5
-        s = (q.float() @ k.float().transpose(-1, -2)) * scale
-        lse = torch.logsumexp(s, -1).contiguous()
-        o = (torch.softmax(s, -1) @ v.float()).to(torch.bfloat16).contiguous()
-        del s
+        # O and lse from an f32 forward, by query chunks (no B H N^2 f32).
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, N, device="cuda")
+        for c0 in range(0, N, 1024):
+            s = (q[:, :, c0:c0 + 1024].float() @
+                 k.float().transpose(-1, -2)) * scale
+            if causal:
+                rows = torch.arange(c0, min(N, c0 + 1024), device="cuda")
+                s.masked_fill_(torch.arange(N, device="cuda")[None, :] >
+                               rows[:, None], float("-inf"))
+            lse[:, :, c0:c0 + 1024] = torch.logsumexp(s, -1)
+            o[:, :, c0:c0 + 1024] = (torch.softmax(s, -1) @ v.float()).to(
+                torch.bfloat16)
+            del s
         di = torch.empty(B, H, N, device="cuda")
         acc = torch.empty(B, H, N, D, device="cuda")
-        dq, dk, dv = (torch.empty_like(q) for _ in range(3))
-
-        def ours():
-            cuda_launch.launch(pre, do, o, di, acc)
-            cuda_launch.launch(bwd, q, k, v, do, lse, di, acc, dk, dv)
-            cuda_launch.launch(conv, acc, dq)
-
-        ours()
-        torch.cuda.synchronize()
-        qf, kf, vf = (x.float().requires_grad_() for x in (q, k, v))
-        F.scaled_dot_product_attention(qf, kf, vf).backward(do.float())
-        err = [(x.float() - r.grad).abs().max().item()
-               for x, r in ((dq, qf), (dk, kf), (dv, vf))]
-        del qf, kf, vf
-        flops = 2.5 * 4 * B * H * N * N * D
+        # The f32 autograd reference (where it fits: N <= 4k).
+        ref = None
+        if N <= 4096:
+            qf, kf, vf = (x.float().requires_grad_() for x in (q, k, v))
+            F.scaled_dot_product_attention(
+                qf, kf, vf, is_causal=causal).backward(do.float())
+            ref = (qf.grad, kf.grad, vf.grad)
+            del qf, kf, vf
+        flops = 2.5 * 4 * B * H * N * N * D * (0.5 if causal else 1.0)
         iters = 3 if N >= 4096 else 10
-        rows = [("attnfuse (simt backward)", timed(ours, iters))]
+        print(f"B={B} H={H} N={N} d={D} bf16 causal={causal}:")
+        rows = []
+        for variant, kernels in variants:
+            pre, bwd, conv = [K(x) for x in kernels]
+            dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
+
+            def ours():
+                cuda_launch.launch(pre, do, o, di, acc)
+                cuda_launch.launch(bwd, q, k, v, do, lse, di, acc, dk, dv)
+                cuda_launch.launch(conv, acc, dq)
+
+            ours()
+            torch.cuda.synchronize()
+            err = ""
+            if ref is not None:
+                e = [(x.float() - r).abs().max().item()
+                     for x, r in zip((dq, dk, dv), ref)]
+                err = f"max|err| dq {e[0]:.1e} dk {e[1]:.1e} dv {e[2]:.1e}"
+            it = 1 if variant.startswith("simt") and N >= 4096 else iters
+            # The three kernels alone (the pre-pass, the backward, the dQ
+            # conversion), in ms.
+            parts = [timed(lambda: cuda_launch.launch(pre, do, o, di, acc),
+                           it),
+                     timed(lambda: cuda_launch.launch(bwd, q, k, v, do, lse,
+                                                      di, acc, dk, dv), it),
+                     timed(lambda: cuda_launch.launch(conv, acc, dq), it)]
+            err += " (pre %.3f, bwd %.3f, dq %.3f ms)" % tuple(parts)
+            rows.append((f"attnfuse {variant} ({bwd.grid[0]}x{bwd.grid[1]}"
+                         f" CTAs, {bwd.block[0]} thr)", timed(ours, it), err))
         for name, backend in (("cuDNN", SDPBackend.CUDNN_ATTENTION),
                               ("FA2 (SDPA flash)", SDPBackend.FLASH_ATTENTION)):
             qg, kg, vg = (x.detach().clone().requires_grad_()
                           for x in (q, k, v))
             with sdpa_kernel(backend):
-                out = F.scaled_dot_product_attention(qg, kg, vg)
+                out = F.scaled_dot_product_attention(qg, kg, vg,
+                                                     is_causal=causal)
+                grads = torch.autograd.grad(out, (qg, kg, vg), do,
+                                            retain_graph=True)
+                err = ""
+                if ref is not None:
+                    e = [(x.float() - r).abs().max().item()
+                         for x, r in zip(grads, ref)]
+                    err = (f"max|err| dq {e[0]:.1e} dk {e[1]:.1e} "
+                           f"dv {e[2]:.1e}")
                 rows.append((name, timed(
                     lambda: torch.autograd.grad(out, (qg, kg, vg), do,
-                                                retain_graph=True), iters)))
-        print(f"B={B} H={H} N={N} d={D} bf16: max|err| vs f32 autograd "
-              f"dq {err[0]:.1e} dk {err[1]:.1e} dv {err[2]:.1e}")
-        for name, ms in rows:
-            print(f"  {name:26s} {ms:9.3f} ms {flops / ms / 1e9:8.1f} TFLOP/s")
+                                                retain_graph=True), iters),
+                    err))
+            del out, grads, qg, kg, vg
+        for name, ms, err in rows:
+            print(f"  {name:44s} {ms:9.3f} ms {flops / ms / 1e9:8.1f} "
+                  f"TFLOP/s  {err}")
+        del q, k, v, do, o, lse, di, acc, ref
+        torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
-    {"compile": compile_kernels, "run": run}[sys.argv[1]](sys.argv[2])
+    if sys.argv[1] == "compile":
+        compile_kernels(sys.argv[2], sys.argv[3:])
+    else:
+        run(sys.argv[2])

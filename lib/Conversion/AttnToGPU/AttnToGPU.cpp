@@ -590,6 +590,9 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   plan.rightBounded = isWindowSideBounded(plan.window.right, plan.Nq, plan.Nk);
   plan.headsFastest = false;
   plan.foldedScale = false;
+  // The one option a family's getUnsupportedReason reads before the
+  // options are resolved: deterministic mode needs the kinds of its dQ.
+  plan.cfg.deterministic = options.deterministic;
   family = selectFamily(op, family, plan, options.chip);
   if (!family)
     return failure();
@@ -598,7 +601,7 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
                          : sharedMemoryLimitForChip(options.chip);
   if (failed(family->resolveOptions(plan, options)))
     return failure();
-  plan.numQB = plan.Nq;
+  plan.numQB = llvm::divideCeil(plan.Nq, plan.cfg.blockQ);
   plan.numKB = llvm::divideCeil(plan.Nk, plan.cfg.blockK);
   // The pre-pass and the last kernel (the dQ conversion, or in
   // deterministic mode the dQ kernel): the same plan, their own kinds.

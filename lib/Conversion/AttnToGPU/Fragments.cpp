@@ -43,8 +43,7 @@ Value attnfuse::gpu_kernels::toOperand(KB &e, Type elt, Value pair) {
   return vector::ExtractOp::create(e.b, e.loc, cast, 0);
 }
 
-/// f32 x and y as a vector of two `elt`.
-static Value packPair(KB &e, Type elt, Value x, Value y) {
+Value attnfuse::gpu_kernels::packPair(KB &e, Type elt, Value x, Value y) {
   auto f2 = VectorType::get({2}, e.b.getF32Type());
   Value v = vector::FromElementsOp::create(e.b, e.loc, f2, ValueRange{x, y});
   return arith::TruncFOp::create(e.b, e.loc, VectorType::get({2}, elt), v);
@@ -115,38 +114,80 @@ void attnfuse::gpu_kernels::applyElementScores(
       }
 }
 
+namespace {
+/// The i32 comparisons of one element's visibility: the structural mask's
+/// bounds on delta = d0 + c (off - left <= delta <= off + right) and the
+/// tails `x < limit - offset` of `tails`, and-ed in that order (null: no
+/// bound).
+struct ElementMask {
+  KB &e;
+  const KernelPlan &plan;
+  Value d0;
+  Value toI32(Value v) {
+    return arith::IndexCastOp::create(e.b, e.loc, e.b.getI32Type(), v);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, int64_t c) {
+    return arith::CmpIOp::create(
+        e.b, e.loc, p, x,
+        arith::ConstantOp::create(e.b, e.loc, e.b.getI32IntegerAttr(c)));
+  }
+  Value visible(int64_t c, ArrayRef<std::pair<Value, int64_t>> tails) {
+    const MaskWindow &w = plan.window;
+    Value vis;
+    auto both = [&](Value x) {
+      vis = vis ? arith::AndIOp::create(e.b, e.loc, vis, x) : x;
+    };
+    if (plan.leftBounded)
+      both(cmp(arith::CmpIPredicate::sge, d0, w.offset - w.left - c));
+    if (plan.rightBounded)
+      both(cmp(arith::CmpIPredicate::sle, d0, w.offset + w.right - c));
+    for (auto [x, limit] : tails)
+      both(cmp(arith::CmpIPredicate::slt, x, limit));
+    return vis;
+  }
+};
+} // namespace
+
 void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
                                        FragmentLayout sl, Value k0, Value t2,
                                        Value row0, MutableArrayRef<Value> s) {
-  OpBuilder &lb = e.b;
-  Location ll = e.loc;
-  const MaskWindow &w = plan.window;
   const bool tail = plan.Nk % plan.cfg.blockK != 0;
-  Type i32 = lb.getI32Type();
-  auto toI32 = [&](Value v) {
-    return arith::IndexCastOp::create(lb, ll, i32, v);
-  };
-  auto cmp = [&](arith::CmpIPredicate p, Value x, int64_t c) {
-    return arith::CmpIOp::create(
-        lb, ll, p, x,
-        arith::ConstantOp::create(lb, ll, lb.getI32IntegerAttr(c)));
-  };
-  Value kt = tail ? toI32(e.add(k0, t2)) : Value();
-  Value d0 = toI32(e.sub(e.add(k0, t2), row0));
+  ElementMask mask{e, plan, Value()};
+  Value kt = tail ? mask.toI32(e.add(k0, t2)) : Value();
+  mask.d0 = mask.toI32(e.sub(e.add(k0, t2), row0));
   for (int64_t mt = 0; mt < sl.mTiles; ++mt)
     for (int64_t j = 0; j < sl.nTiles; ++j)
       for (int64_t i = 0; i < 4; ++i) {
         int64_t kc = 8 * j + i % 2, c = kc - 16 * mt - 8 * (i / 2);
-        Value vis;
-        auto both = [&](Value x) {
-          vis = vis ? arith::AndIOp::create(lb, ll, vis, x) : x;
-        };
-        if (plan.leftBounded)
-          both(cmp(arith::CmpIPredicate::sge, d0, w.offset - w.left - c));
-        if (plan.rightBounded)
-          both(cmp(arith::CmpIPredicate::sle, d0, w.offset + w.right - c));
+        SmallVector<std::pair<Value, int64_t>, 1> tails;
         if (tail)
-          both(cmp(arith::CmpIPredicate::slt, kt, plan.Nk - kc));
+          tails.push_back({kt, plan.Nk - kc});
+        Value vis = mask.visible(c, tails);
+        Value &x = s[sl.index(mt, j, i)];
+        if (vis)
+          x = e.select(vis, x, e.f32(kNegInf));
+      }
+}
+
+void attnfuse::gpu_kernels::maskScoresTransposed(KB &e, const KernelPlan &plan,
+                                                 FragmentLayout sl, Value key0,
+                                                 Value q0, bool keyTail,
+                                                 bool queryTail,
+                                                 MutableArrayRef<Value> s) {
+  ElementMask mask{e, plan, Value()};
+  Value kt = keyTail ? mask.toI32(key0) : Value();
+  Value qt = queryTail ? mask.toI32(q0) : Value();
+  mask.d0 = mask.toI32(e.sub(key0, q0));
+  for (int64_t mt = 0; mt < sl.mTiles; ++mt)
+    for (int64_t j = 0; j < sl.nTiles; ++j)
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t kr = 16 * mt + 8 * (i / 2), qc = 8 * j + i % 2;
+        SmallVector<std::pair<Value, int64_t>, 2> tails;
+        if (keyTail)
+          tails.push_back({kt, plan.Nk - kr});
+        if (queryTail)
+          tails.push_back({qt, plan.Nq - qc});
+        Value vis = mask.visible(kr - qc, tails);
         Value &x = s[sl.index(mt, j, i)];
         if (vis)
           x = e.select(vis, x, e.f32(kNegInf));

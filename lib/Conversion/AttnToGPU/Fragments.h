@@ -36,8 +36,10 @@ struct FragmentLayout {
 /// registers), which add 0 to every dot product; O's are not stored.
 inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 
-/// Why a tensor-core family cannot compute the kernel of `plan` (empty when
-/// it can): the forward kind only (no backward kernels yet), bf16 or f16,
+/// Why a tensor-core family cannot compute the forward kernel of `plan`
+/// (empty when it can): the forward kind only (the wgmma family has no
+/// backward kernels yet; mma_sync's: getMmaSyncBackwardUnsupportedReason),
+/// bf16 or f16,
 /// head dims up to 256 (the widest n of an instruction); any head dim below
 /// (those that are not multiples of 8 are copied element by element).
 std::string getTensorCoreUnsupportedReason(const KernelPlan &plan);
@@ -50,7 +52,9 @@ Value exp2Approx(KB &e, Value x);
 /// A pair of bf16/f16 (`elt`) as a tensor-core operand register: i32 for
 /// bf16, vector<2xf16> for f16.
 Value toOperand(KB &e, Type elt, Value pair);
-/// Two f32 rounded to `elt`, as an operand register.
+/// Two f32 rounded to `elt`: a vector of two (packPair), as an operand
+/// register (packOperand).
+Value packPair(KB &e, Type elt, Value x, Value y);
 Value packOperand(KB &e, Type elt, Value x, Value y);
 
 /// The bias and keep-mask values of each element of a step's score
@@ -91,6 +95,15 @@ void applyElementScores(
 /// against a constant per bound and element.
 void maskScores(KB &e, const KernelPlan &plan, FragmentLayout sl, Value k0,
                 Value t2, Value row0, MutableArrayRef<Value> s);
+
+/// maskScores for transposed fragments (S^T: rows are keys, columns are
+/// queries; the backward's): element i of tile (mt, n) is key
+/// key0 + 16 mt + 8 (i / 2) and query q0 + 8 n + i % 2 (key0 = the thread's
+/// first key row, q0 = its first query column, 2t included), -inf where the
+/// structural mask hides it, past Nk (`keyTail`) or past Nq (`queryTail`).
+void maskScoresTransposed(KB &e, const KernelPlan &plan, FragmentLayout sl,
+                          Value key0, Value q0, bool keyTail, bool queryTail,
+                          MutableArrayRef<Value> s);
 
 /// How raw S becomes log2-domain scores: with per-element terms (score_mod,
 /// bias, keep mask) every element goes through applyElementScores; without

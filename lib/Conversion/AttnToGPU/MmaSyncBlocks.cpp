@@ -54,31 +54,34 @@ SmallVector<Value> MmaSyncBlocks::ldmatrix(KB &e, Value buf, Value stage,
   return regs;
 }
 
-void MmaSyncBlocks::copyBlock(KB &e, Value src, Value batch, Value head,
-                              Value buf, int64_t width, Value kb, Value stage,
-                              SmallVector<Value> &tokens) {
+void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
+                             Value buf, int64_t width, Value block,
+                             int64_t rows, int64_t length, int64_t numBlocks,
+                             Value stage, SmallVector<Value> &tokens) {
   // 16-byte pieces (forEachItem): flat = tid + it * kThreads,
   // row = flat / perRow, column = 8 (flat % perRow) (perRow = width / 8).
   // When kThreads is a multiple of perRow, the column is the same for every
-  // full round and the row grows by kThreads / perRow. Without a key tail
+  // full round and the row grows by kThreads / perRow. Without a tail
   // only the block index is clamped (to the last block: prefetches past the
   // range re-read it), so that the pieces' global addresses are one pointer
-  // plus constant offsets; with a tail each row is clamped to Nk - 1.
-  Value k0 = e.mul(tail ? kb : e.min(kb, e.idx(plan.numKB - 1)), e.idx(kBK));
+  // plus constant offsets; with a tail each row is clamped to length - 1.
+  const bool tail = length % rows != 0;
+  Value k0 =
+      e.mul(tail ? block : e.min(block, e.idx(numBlocks - 1)), e.idx(rows));
   if (width % 8 != 0) {
     // Rows that are not 16-byte aligned: element by element, loads and
     // shared-memory stores (the barrier that publishes the block orders
     // them like the cp.async group).
-    forEachElement(e, tid, kThreads, kBK * width, [&](KB &x, Value flat) {
+    forEachElement(e, tid, kThreads, rows * width, [&](KB &x, Value flat) {
       Value row = x.divu(flat, width), col = x.remu(flat, width);
-      Value kr = x.min(x.add(k0, row), x.idx(plan.Nk - 1));
+      Value kr = x.min(x.add(k0, row), x.idx(length - 1));
       Value v = memref::LoadOp::create(x.b, x.loc, src,
                                        ValueRange{batch, head, kr, col});
       memref::StoreOp::create(x.b, x.loc, v, buf, ValueRange{stage, row, col});
     });
     return;
   }
-  int64_t perRow = width / 8, total = kBK * perRow;
+  int64_t perRow = width / 8, total = rows * perRow;
   bool uniformColumn = kThreads % perRow == 0;
   Value row0, col0;
   if (uniformColumn) {
@@ -88,7 +91,7 @@ void MmaSyncBlocks::copyBlock(KB &e, Value src, Value batch, Value head,
   auto copy = [&](KB &x, Value row, Value col) {
     Value kr = x.add(k0, row);
     if (tail)
-      kr = x.min(kr, x.idx(plan.Nk - 1));
+      kr = x.min(kr, x.idx(length - 1));
     return nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
         ValueRange{stage, row, col}, src, ValueRange{batch, head, kr, col},
@@ -105,6 +108,30 @@ void MmaSyncBlocks::copyBlock(KB &e, Value src, Value batch, Value head,
                     x.mul(x.remu(flat, perRow), x.idx(8)));
       },
       &tokens);
+}
+
+void MmaSyncBlocks::copyRowValues(KB &e, Value src, Value batch, Value head,
+                                  Value row0, int64_t count, int64_t length,
+                                  Value buf, Value stage) {
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(e.b.getContext());
+  forEachItem(e, tid, kThreads, count, [&](KB &x, int64_t it) -> Value {
+    Value r = x.add(tid, x.idx(it * kThreads));
+    Value qr = x.min(x.add(row0, r), x.idx(length - 1));
+    return nvgpu::DeviceAsyncCopyOp::create(
+        x.b, x.loc, tokenType, buf, ValueRange{stage, r}, src,
+        ValueRange{batch, head, qr}, x.b.getIndexAttr(1),
+        /*srcElements=*/Value(), /*bypassL1=*/UnitAttr());
+  });
+}
+
+MmaSyncBlocks::LaneOffsets MmaSyncBlocks::laneOffsets(KB &k, Value lane) {
+  Value lrow = k.remu(lane, 8);
+  LaneOffsets o;
+  o.arow = k.add(lrow, k.mul(k.remu(k.divu(lane, 8), 2), k.idx(8)));
+  o.acol = k.mul(k.divu(lane, 16), k.idx(8));
+  o.brow = k.add(lrow, k.mul(k.divu(lane, 16), k.idx(8)));
+  o.bcol = k.mul(k.remu(k.divu(lane, 8), 2), k.idx(8));
+  return o;
 }
 
 Value MmaSyncBlocks::commit(KB &e, SmallVector<Value> &tokens) {

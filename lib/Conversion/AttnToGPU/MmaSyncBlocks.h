@@ -1,9 +1,10 @@
 //===- MmaSyncBlocks.h - the machinery of the mma_sync family -*- C++ -*-===//
 //
 // The building blocks the kernel kinds of the mma_sync family assemble
-// (MmaSyncForward.cpp; Triton's DotOpToLLVM/MMAv2.cpp): the m16n8k16
-// mma.sync and its ldmatrix operands, the cp.async staging of a block of
-// rows into a stage of a shared-memory ring (rows padded by kPad elements,
+// (MmaSyncForward.cpp, MmaSyncBackward.cpp; Triton's DotOpToLLVM/MMAv2.cpp):
+// the m16n8k16 mma.sync and its ldmatrix operands (and their lane offsets),
+// the cp.async staging of a block of rows (and of per-row f32 values) into a
+// stage of a shared-memory ring (rows padded by kPad elements,
 // so that ldmatrix's 8 row addresses hit distinct banks), the ring's
 // cp.async groups, and the zeros of padded head dims. Fragment layouts:
 // MmaSyncForward.cpp's header. Internal to lib/Conversion/AttnToGPU.
@@ -41,10 +42,25 @@ public:
                               Value col, bool transpose);
   /// Issues the cp.async copies of key block `kb` of src[batch, head] (rows
   /// clamped to Nk - 1) into stage `stage` of `buf`, and adds their tokens
-  /// to `tokens`.
+  /// to `tokens`: copyRows of blocks of kBK keys.
   void copyBlock(KB &e, Value src, Value batch, Value head, Value buf,
                  int64_t width, Value kb, Value stage,
-                 SmallVector<Value> &tokens);
+                 SmallVector<Value> &tokens) {
+    copyRows(e, src, batch, head, buf, width, kb, kBK, plan.Nk, plan.numKB,
+             stage, tokens);
+  }
+  /// The same for block `block` of `rows` rows of src[batch, head] (a
+  /// sequence of `length` rows, `numBlocks` blocks): rows past `length`
+  /// are clamped to its last (a block index past the last is clamped to it
+  /// when `length` is a multiple of `rows`).
+  void copyRows(KB &e, Value src, Value batch, Value head, Value buf,
+                int64_t width, Value block, int64_t rows, int64_t length,
+                int64_t numBlocks, Value stage, SmallVector<Value> &tokens);
+  /// 4-byte cp.async copies of src[batch, head, row0 .. row0 + count - 1]
+  /// (f32 per row, e.g. lse; rows clamped to `length` - 1) into
+  /// buf[stage, 0 .. count - 1], tokens untracked (commit takes them).
+  void copyRowValues(KB &e, Value src, Value batch, Value head, Value row0,
+                     int64_t count, int64_t length, Value buf, Value stage);
   /// The copies of `tokens` as one cp.async group (tokens cleared): with S
   /// stages, S - 1 blocks are in flight, and a block is ready once at most
   /// S - 2 younger groups are pending (waitOldest; then a barrier makes it
@@ -57,6 +73,16 @@ public:
   /// write-after-write).
   void zeroPadding(KB &k, Value buf, int64_t stages, int64_t rows, int64_t from,
                    int64_t to);
+
+  /// The ldmatrix x4 row and column offsets of a lane (within a 16 x 16
+  /// tile): `a` for A fragments (and B by .trans: V of P V), row
+  /// l % 8 + 8 ((l / 8) % 2), column 8 (l / 16); `b` for B fragments (and
+  /// A by .trans from a transposed buffer), row l % 8 + 8 (l / 16), column
+  /// 8 ((l / 8) % 2).
+  struct LaneOffsets {
+    Value arow, acol, brow, bcol;
+  };
+  static LaneOffsets laneOffsets(KB &k, Value lane);
 
   /// The thread id (set by the kernel).
   Value tid;

@@ -5,12 +5,16 @@
 // and its kernel kinds, assembled from its building blocks
 // (MmaSyncBlocks.h):
 //
-//   forward   MmaSyncForward.cpp
+//   forward                 MmaSyncForward.cpp
+//   backward                MmaSyncBackward.cpp
+//   backward pre-pass, dQ conversion: the simt family's (SimtBackward.cpp)
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 #include "KernelFamily.h"
+#include "MmaSyncBackward.h"
 #include "MmaSyncForward.h"
+#include "SimtBackward.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -30,6 +34,8 @@ public:
     if (!isMmaSyncChip(chip))
       return ("mma_sync needs sm_80 or newer (cp.async, bf16 mma.sync), the "
               "target is " + chip).str();
+    if (isBackwardKind(plan.kind))
+      return getMmaSyncBackwardUnsupportedReason(plan);
     return getTensorCoreUnsupportedReason(plan);
   }
   LogicalResult
@@ -39,27 +45,43 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return MmaSyncForwardLayout(plan).total();
-    case KernelKind::BackwardPre:
     case KernelKind::Backward:
+      return MmaSyncBackwardLayout(plan).total();
+    case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
     case KernelKind::BackwardDQ:
-      break;
+      return 0;
     }
     llvm_unreachable("unknown kernel kind");
+  }
+  /// The backward kinds: one CTA per (key block, batch * KV head), and the
+  /// simt family's pre-pass and conversion grids.
+  LaunchShape getLaunchShape(const KernelPlan &plan) const override {
+    if (isBackwardKind(plan.kind))
+      return getSimtBackwardLaunchShape(plan);
+    return KernelFamily::getLaunchShape(plan);
   }
   void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitMmaSyncForward(plan, func);
-    case KernelKind::BackwardPre:
     case KernelKind::Backward:
+      return emitMmaSyncBackward(plan, func);
+    case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
+      return emitSimtBackward(plan, func);
     case KernelKind::BackwardDQ:
-      break;
+      break; // deterministic mode: getUnsupportedReason hands it to simt
+
     }
-    llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "
-                     "them)");
+    llvm_unreachable("unknown kernel kind");
   }
+
+private:
+  /// The backward kinds' options (resolveOptions).
+  LogicalResult
+  resolveBackwardOptions(KernelPlan &plan,
+                         const AttentionKernelOptions &requested) const;
 };
 
 /// Defaults per head dim d = max(dqk, dv) and features, measured on the
@@ -76,6 +98,8 @@ public:
 LogicalResult
 MmaSyncFamily::resolveOptions(KernelPlan &plan,
                               const AttentionKernelOptions &requested) const {
+  if (isBackwardKind(plan.kind))
+    return resolveBackwardOptions(plan, requested);
   AttentionOpInterface op = plan.op;
   const int64_t sharedLimit = plan.sharedLimit;
   AttentionKernelOptions &resolved = plan.cfg;
@@ -146,6 +170,106 @@ MmaSyncFamily::resolveOptions(KernelPlan &plan,
            << "block-k or block-q";
   // The mask is computed in i32 (key - row and Nk - key, emit()).
   if (plan.Nq + plan.Nk + resolved.blockQ + resolved.blockK >
+      std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
+                               "Nq + Nk below 2^31";
+  return success();
+}
+
+/// The backward (MmaSyncBackward.cpp): W warps of 16 keys each (block-k =
+/// 16 W), block-q query rows per step (a multiple of 16 up to 128 whose
+/// 16 x 16 tiles of dQ, block-q / 16 x Dqk / 16, split evenly over the
+/// warps: each warp's tiles share one row of tiles, or whole rows), Q/dO in
+/// 2 stages. Defaults, measured on the H200 (docs/GPU.md: 8 warps and
+/// block-q 64 were 20-50% faster than 4 warps, block-q 32 at d = 128) and
+/// without ptxas spills up to d = 128: 8 warps (128 keys), block-q 64
+/// (doubled until the tiles of dQ split), halved to the target's shared
+/// memory, then 4 warps. The pre-pass and the conversion (simt's kinds) take
+/// no options.
+LogicalResult MmaSyncFamily::resolveBackwardOptions(
+    KernelPlan &plan, const AttentionKernelOptions &requested) const {
+  AttentionOpInterface op = plan.op;
+  AttentionKernelOptions &cfg = plan.cfg;
+  cfg = requested;
+  cfg.mma = getName();
+  if (plan.kind != KernelKind::Backward) {
+    plan.threads = kSimtBackwardElementwiseThreads;
+    return success();
+  }
+  const bool defaultWarps = cfg.warps == 0 && cfg.blockK == 0;
+  const bool defaultBlockQ = cfg.blockQ == 0;
+  if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 64 && cfg.blockK != 128)
+    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
+                               "takes block-k 64 or 128 (16 keys per warp, 4 "
+                               "or 8 warps), not "
+                            << cfg.blockK;
+  if (cfg.warps == 0)
+    cfg.warps = cfg.blockK > 0 ? cfg.blockK / 16 : 8;
+  if (cfg.warps != 4 && cfg.warps != 8)
+    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
+                               "takes warps 4 or 8, not "
+                            << cfg.warps;
+  if (cfg.blockK == 0)
+    cfg.blockK = 16 * cfg.warps;
+  if (cfg.blockK != 16 * cfg.warps)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward takes block-k = 16 "
+              "x warps (16 keys per warp): "
+           << 16 * cfg.warps << ", not " << cfg.blockK;
+  if (cfg.stages == 0)
+    cfg.stages = 2;
+  if (cfg.stages != 2)
+    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
+                               "takes 2 stages, not "
+                            << cfg.stages;
+  auto tilesSplit = [&] {
+    int64_t nD = plan.D / 16, units = cfg.blockQ / 16 * nD;
+    if (cfg.blockQ <= 0 || cfg.blockQ % 16 != 0 || units % cfg.warps != 0)
+      return false;
+    int64_t per = units / cfg.warps;
+    return per % nD == 0 || nD % per == 0;
+  };
+  auto sharedBytes = [&] { return getDynamicSharedBytes(plan); };
+  // block-q 64, doubled until the tiles of dQ split, halved (while they
+  // do) to the shared memory.
+  auto defaultBlockQFor = [&] {
+    cfg.blockQ = 64;
+    while (!tilesSplit() && cfg.blockQ < 128)
+      cfg.blockQ *= 2;
+    while (sharedBytes() > plan.sharedLimit && cfg.blockQ > 16) {
+      cfg.blockQ /= 2;
+      if (!tilesSplit()) {
+        cfg.blockQ *= 2;
+        break;
+      }
+    }
+  };
+  if (defaultBlockQ) {
+    defaultBlockQFor();
+    if (defaultWarps && sharedBytes() > plan.sharedLimit) {
+      cfg.warps = 4;
+      cfg.blockK = 64;
+      defaultBlockQFor();
+    }
+  }
+  if (cfg.blockQ > 128 || !tilesSplit())
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward takes a block-q that "
+              "is a multiple of 16 up to 128 whose 16 x 16 tiles of dQ ("
+           << cfg.blockQ / 16 << " x " << plan.D / 16
+           << ") split evenly over the " << cfg.warps << " warps, not "
+           << cfg.blockQ;
+  if (sharedBytes() > plan.sharedLimit)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward needs "
+           << sharedBytes() << " bytes of shared memory (K, V, dS^T and 2 "
+           << "stages of Q and dO), more than the " << plan.sharedLimit
+           << " a CTA can have on the target; lower block-q or warps";
+  cfg.threadsPerRow = 1;
+  cfg.chunk = cfg.blockQ;
+  plan.threads = 32 * cfg.warps;
+  // The mask is computed in i32 (key - row, Nk - key, Nq - row).
+  if (plan.Nq + plan.Nk + cfg.blockQ + cfg.blockK >
       std::numeric_limits<int32_t>::max())
     return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
                                "Nq + Nk below 2^31";

@@ -165,11 +165,8 @@ void MmaSyncForwardKernel::emit() {
   // ldmatrix lane addresses: A fragments (Q) and V (.trans): row
   // l % 8 + 8 ((l / 8) % 2), column 8 (l / 16); K (B of S): row
   // l % 8 + 8 (l / 16), column 8 ((l / 8) % 2).
-  Value lrow = k.remu(lane, 8);
-  Value arow = k.add(lrow, k.mul(k.remu(k.divu(lane, 8), 2), k.idx(8)));
-  Value acol = k.mul(k.divu(lane, 16), k.idx(8));
-  Value brow = k.add(lrow, k.mul(k.divu(lane, 16), k.idx(8)));
-  Value bcol = k.mul(k.remu(k.divu(lane, 8), 2), k.idx(8));
+  LaneOffsets lo = laneOffsets(k, lane);
+  Value arow = lo.arow, acol = lo.acol, brow = lo.brow, bcol = lo.bcol;
   Value q0 = k.mul(qb, k.idx(kBQ));
   // The thread's rows: per m-tile mt, g and g + 8 of the warp's tile
   // (warp rows 16 M w + 16 mt ..): rows[2 mt + r].

@@ -53,21 +53,79 @@ SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
   if (tail)
     fullEnd = k.min(fullEnd, k.idx(plan.numKB - 1));
   fullEnd = k.max(fullEnd, fullBegin);
+  return runBlockLoops(k, kbBegin, fullBegin, fullEnd, kbEnd, plan.leftBounded,
+                       plan.rightBounded || tail, state, body);
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::runBlockLoops(
+    KB &k, Value begin, Value fullBegin, Value fullEnd, Value end,
+    bool maskedBefore, bool maskedAfter, ValueRange state, KeyBlockBody body) {
   SmallVector<Value> cur(state.begin(), state.end());
-  auto blockLoop = [&](Value begin, Value end, bool masked) {
+  auto blockLoop = [&](Value from, Value to, bool masked) {
     auto loop = scf::ForOp::create(
-        k.b, k.loc, begin, end, k.idx(1), cur,
+        k.b, k.loc, from, to, k.idx(1), cur,
         [&](OpBuilder &lb, Location ll, Value kb, ValueRange iter) {
           body(masked, lb, ll, kb, iter);
         });
     cur.assign(loop.getResults().begin(), loop.getResults().end());
   };
-  if (plan.leftBounded)
-    blockLoop(kbBegin, fullBegin, /*masked=*/true);
+  if (maskedBefore)
+    blockLoop(begin, fullBegin, /*masked=*/true);
   blockLoop(fullBegin, fullEnd, /*masked=*/false);
-  if (plan.rightBounded || tail)
-    blockLoop(fullEnd, kbEnd, /*masked=*/true);
+  if (maskedAfter)
+    blockLoop(fullEnd, end, /*masked=*/true);
   return cur;
+}
+
+std::pair<Value, Value> attnfuse::gpu_kernels::queryBlockRange(
+    KB &k, const KernelPlan &plan, Value key0, int64_t blockK, int64_t blockQ) {
+  const MaskWindow &w = plan.window;
+  int64_t numQB = llvm::divideCeil(plan.Nq, blockQ);
+  Value begin = k.idx(0), end = k.idx(numQB);
+  // Rows q see key k iff off - left <= k - q <= off + right: q >= k0 - off -
+  // right for the block's first key, q <= kLast - off + left for its last.
+  if (plan.rightBounded)
+    begin = k.max(begin,
+                  k.floorDiv(k.sub(key0, k.idx(w.offset + w.right)), blockQ));
+  if (plan.leftBounded) {
+    Value last = k.min(k.add(key0, k.idx(blockK - 1)), k.idx(plan.Nk - 1));
+    end = k.min(end,
+                k.add(k.floorDiv(k.add(last, k.idx(w.left - w.offset)), blockQ),
+                      k.idx(1)));
+  }
+  return {begin, end};
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::runQueryBlocks(
+    KB &k, const KernelPlan &plan, Value key0, Value lastKeyBlock,
+    int64_t blockK, int64_t blockQ, Value qbBegin, Value qbEnd,
+    ValueRange state, KeyBlockBody body) {
+  const MaskWindow &w = plan.window;
+  int64_t numQB = llvm::divideCeil(plan.Nq, blockQ);
+  Value fullBegin = qbBegin, fullEnd = qbEnd;
+  // Every (k, q) of the block pair visible: k0 + BK - 1 - q0 <= off + right
+  // and k0 - (q0 + BQ - 1) >= off - left.
+  if (plan.rightBounded)
+    fullBegin =
+        k.min(qbEnd, k.max(qbBegin,
+                           k.floorDiv(k.add(key0, k.idx(blockK - 1 - w.offset -
+                                                        w.right + blockQ - 1)),
+                                      blockQ)));
+  if (plan.leftBounded)
+    fullEnd = k.min(
+        fullEnd,
+        k.add(k.floorDiv(k.add(key0, k.idx(w.left - w.offset - (blockQ - 1))),
+                         blockQ),
+              k.idx(1)));
+  bool queryTail = plan.Nq % blockQ != 0, keyTail = plan.Nk % blockK != 0;
+  if (queryTail)
+    fullEnd = k.min(fullEnd, k.idx(numQB - 1));
+  fullEnd = k.max(fullEnd, fullBegin);
+  // The last key block's rows past Nk: every query block masked.
+  if (keyTail)
+    fullEnd = k.select(lastKeyBlock, fullBegin, fullEnd);
+  return runBlockLoops(k, qbBegin, fullBegin, fullEnd, qbEnd, plan.rightBounded,
+                       plan.leftBounded || queryTail || keyTail, state, body);
 }
 
 void attnfuse::gpu_kernels::forEachElement(KB &k, Value tid, int64_t threads,

@@ -2,7 +2,8 @@
 //
 // What the tensor-core families share above the fragments (Fragments.h):
 // spreading copies over the CTA's threads, and walking the key blocks of a
-// CTA's query rows, the ones every row sees whole without per-element mask.
+// CTA's query rows (the backward: the query blocks of a CTA's key block),
+// the ones every pair of the two blocks sees whole without per-element mask.
 // Internal to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
@@ -32,8 +33,9 @@ void forEachItem(KB &k, Value tid, int64_t threads, int64_t total,
 void forEachElement(KB &k, Value tid, int64_t threads, int64_t total,
                     function_ref<void(KB &, Value)> fn);
 
-/// The body of one key block: `masked` asks for the per-element structural
-/// mask and key tail; it ends with scf.yield of the new loop state.
+/// The body of one key block (the backward's: one query block): `masked`
+/// asks for the per-element structural mask and the tails; it ends with
+/// scf.yield of the new loop state.
 using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,
                                        Value kb, ValueRange state)>;
 
@@ -48,6 +50,31 @@ SmallVector<Value> runKeyBlocks(KB &k, const KernelPlan &plan, Value q0,
                                 int64_t blockQ, int64_t blockK, Value kbBegin,
                                 Value kbEnd, ValueRange state,
                                 KeyBlockBody body);
+
+/// The loops of runKeyBlocks over blocks [begin, end): [begin, fullBegin)
+/// masked (when `maskedBefore`), [fullBegin, fullEnd) not, [fullEnd, end)
+/// masked (when `maskedAfter`); returns the final state.
+SmallVector<Value> runBlockLoops(KB &k, Value begin, Value fullBegin,
+                                 Value fullEnd, Value end, bool maskedBefore,
+                                 bool maskedAfter, ValueRange state,
+                                 KeyBlockBody body);
+
+/// The backward's walk, transposed: the query blocks of `blockQ` rows that
+/// the structural mask lets see a key of the block [key0, key0 + blockK)
+/// (clamped to Nk): [begin, end) (empty when begin >= end).
+std::pair<Value, Value> queryBlockRange(KB &k, const KernelPlan &plan,
+                                        Value key0, int64_t blockK,
+                                        int64_t blockQ);
+/// Runs `body` over the query blocks [qbBegin, qbEnd) for the key block
+/// from key0 (`lastKeyBlock`: an i1, whether it is the last, whose keys past
+/// Nk need the mask when Nk is not a multiple of blockK): the blocks whose
+/// every row sees every key of the block, without a query tail, unmasked;
+/// before them (causal diagonal, right window edge) and after them (left
+/// edge, query tail) masked.
+SmallVector<Value> runQueryBlocks(KB &k, const KernelPlan &plan, Value key0,
+                                  Value lastKeyBlock, int64_t blockK,
+                                  int64_t blockQ, Value qbBegin, Value qbEnd,
+                                  ValueRange state, KeyBlockBody body);
 
 } // namespace attnfuse::gpu_kernels
 

@@ -1,5 +1,6 @@
-// attn.attention_backward through convert-attn-to-gpu: the tensor-core
-// families have no backward kinds and fall back to simt with a remark; the
+// attn.attention_backward through convert-attn-to-gpu: wgmma has no
+// backward kinds and the mma_sync backward takes no bias, keep mask,
+// dropout or score_mod yet, so both fall back to simt with a remark; the
 // host launches the pre-pass (Di, dQ accumulator zeroed), the backward (one
 // CTA per (key block, batch * KV head)) and the dQ conversion (bf16), in
 // that order, with the buffers each takes; the backward kernel recomputes P
@@ -30,8 +31,8 @@
 // RUN: env LD_LIBRARY_PATH=%mock_cuda_dir not attnfuse-run %s --target=cuda --check=fa 2>&1 | FileCheck %s --check-prefix=NAIVE
 
 // CHECK: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: it has no backward kernels
-// CHECK: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: it has no backward kernels
-// SM80: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: it has no backward kernels
+// CHECK: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: its backward takes no bias or keep mask yet
+// SM80: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: its backward takes no bias or keep mask yet
 
 // CHECK-LABEL: func.func @f(
 // CHECK: %[[DI:.*]] = memref.alloc() : memref<1x4x100xf32>
