@@ -15,7 +15,6 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_gpt  # noqa: E402
@@ -30,18 +29,8 @@ def run(rank, world, impl, compiled, data, vocab):
     step_fn = torch.compile(ddp) if compiled else ddp
     opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
     g = torch.Generator().manual_seed(100 + rank)
-    losses = []
-    for _ in range(STEPS):
-        starts = torch.randint(0, len(data) - CTX - 1, (BATCH,), generator=g)
-        x = torch.stack([data[s:s + CTX] for s in starts]).cuda()
-        y = torch.stack([data[s + 1:s + CTX + 1] for s in starts]).cuda()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = step_fn(x)
-        loss = F.cross_entropy(logits.float().view(-1, vocab), y.view(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = [train_gpt.train_step(step_fn, opt, data, vocab, g, BATCH, CTX)
+              for _ in range(STEPS)]
     flat = torch.cat([p.detach().flatten() for p in model.parameters()])
     gathered = [torch.empty_like(flat) for _ in range(world)]
     dist.all_gather(gathered, flat)

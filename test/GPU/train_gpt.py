@@ -91,6 +91,21 @@ class GPT(nn.Module):
         return self.head(self.ln(x))
 
 
+def train_step(step_fn, opt, data, vocab, g, batch, ctx):
+    """One AdamW step on `batch` random windows of `ctx` characters (drawn
+    with generator g) under bf16 autocast; returns the loss."""
+    starts = torch.randint(0, len(data) - ctx - 1, (batch,), generator=g)
+    x = torch.stack([data[s:s + ctx] for s in starts]).cuda()
+    y = torch.stack([data[s + 1:s + ctx + 1] for s in starts]).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        logits = step_fn(x)
+    loss = F.cross_entropy(logits.float().view(-1, vocab), y.view(-1))
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
 def train(data, vocab, impl, init_seed, steps, compiled, batch=32, ctx=256):
     torch.manual_seed(init_seed)
     model = GPT(vocab, ctx, impl).cuda()
@@ -102,16 +117,7 @@ def train(data, vocab, impl, init_seed, steps, compiled, batch=32, ctx=256):
         if step == 10:  # compilation and first-use kernel builds done
             torch.cuda.synchronize()
             t0, tokens = time.perf_counter(), 0
-        starts = torch.randint(0, len(data) - ctx - 1, (batch,), generator=g)
-        x = torch.stack([data[s:s + ctx] for s in starts]).cuda()
-        y = torch.stack([data[s + 1:s + ctx + 1] for s in starts]).cuda()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = step_fn(x)
-        loss = F.cross_entropy(logits.float().view(-1, vocab), y.view(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+        losses.append(train_step(step_fn, opt, data, vocab, g, batch, ctx))
         tokens += batch * ctx
     torch.cuda.synchronize()
     return losses, tokens / (time.perf_counter() - t0)
