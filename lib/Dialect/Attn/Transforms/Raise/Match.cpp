@@ -24,7 +24,10 @@ FailureOr<Chain> Matcher::match() {
   // Dims of c2 are canonical dims 0..n-1.
   SmallVector<int64_t> ranges = c2.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return (void)fail(c2op, "dynamic", "dynamic shapes are not supported"), failure();
+    return (void)fail(c2op, "dynamic",
+                      "the chain has runtime dimensions ('?'); attn.attention "
+                      "takes static shapes (runtime sizes: issue 25)"),
+           failure();
   sizes.assign(ranges.begin(), ranges.end());
   for (auto [i, it] : llvm::enumerate(c2.getIteratorTypesArray()))
     if (it == utils::IteratorType::reduction)
@@ -39,10 +42,13 @@ FailureOr<Chain> Matcher::match() {
   auto toCanon = [&](AffineMap m) {
     return m.replaceDimsAndSymbols({}, {}, kMaxDims, 0);
   };
-  // Which c2 input is P: the one computed from a first contraction through a
-  // softmax. Try both; the first that has a first contraction wins.
+  // Which c2 input is P: the one that is a softmax of a first contraction
+  // (not a fixed position: O^T = V^T P^T reads P second, and V may come out
+  // of a projection, another contraction).
   for (unsigned pi = 0; pi < 2; ++pi) {
     OpOperand *pOp = c2.getDpsInputOperand(pi);
+    if (!isSoftmaxOfContraction(pOp->get()))
+      continue;
     SetVector<Operation *> back;
     BackwardSliceOptions opts;
     opts.inclusive = false;

@@ -26,12 +26,10 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
     Value src;
     AffineMap next;
     if (auto lin = dyn_cast<linalg::LinalgOp>(def)) {
-      // Pure data movement: one input, body yields the input element.
-      if (lin.getNumDpsInputs() != 1 || lin.getNumDpsInits() != 1 ||
-          lin.getNumReductionLoops() != 0 || !lin.hasPureTensorSemantics())
-        break;
-      Block *body = lin.getBlock();
-      if (body->getTerminator()->getOperand(0) != body->getArgument(0))
+      // Pure data movement: the body yields an input element (up to the
+      // normal form: a broadcast written as `x + zeros` or `x * ones`).
+      std::optional<unsigned> copied = copiedInput(lin);
+      if (!copied)
         break;
       AffineMap outMap = lin.getIndexingMapMatchingResult(cast<OpResult>(cur));
       SmallVector<AffineExpr> loops(lin.getNumLoops());
@@ -46,7 +44,7 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
       }
       if (!ok || llvm::any_of(loops, [](AffineExpr e) { return !e; }))
         break;
-      OpOperand *in = lin.getDpsInputOperand(0);
+      OpOperand *in = lin.getDpsInputOperand(*copied);
       // A fill (a scalar broadcast) is a tensor with no source tensor.
       if (!isa<RankedTensorType>(in->get().getType()))
         break;
@@ -190,10 +188,16 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
   // both `r floordiv F` and `r mod F`, r becomes two coordinates
   // r = outer * F + inner, so that K/V heads and broadcast operands are read
   // as they are stored. (A GQA read `h floordiv G` alone is no fold.)
+  // The factor is read off K's source and Q's (GQA through reshapes: K's
+  // source reads r as `r floordiv (2 * G)` and `(r floordiv G) mod 2`, Q's
+  // as `r floordiv H` and `r mod H`).
   AffineMap kSrcMap =
       peel(kv, m1, inRanges, [](AffineMap) { return true; }).second;
+  AffineMap qSrcMap =
+      peel(qv, m0, inRanges, [](AffineMap) { return true; }).second;
   llvm::SmallSet<std::pair<unsigned, int64_t>, 4> divs, mods;
-  for (AffineExpr e : kSrcMap.getResults())
+  for (AffineExpr e : llvm::concat<const AffineExpr>(kSrcMap.getResults(),
+                                                     qSrcMap.getResults()))
     e.walk([&](AffineExpr x) {
       auto bin = dyn_cast<AffineBinaryOpExpr>(x);
       if (!bin)
@@ -207,7 +211,10 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       else if (bin.getKind() == AffineExprKind::Mod)
         mods.insert({r.getPosition(), f.getValue()});
     });
-  for (auto [row, factor] : divs) {
+  // The largest factor read both ways (B * H, not a group inside H).
+  SmallVector<std::pair<unsigned, int64_t>> folds(divs.begin(), divs.end());
+  llvm::sort(folds, [](auto a, auto b) { return a.second > b.second; });
+  for (auto [row, factor] : folds) {
     int64_t n = size(row);
     if (!mods.contains({row, factor}) || factor <= 1 || factor >= n ||
         n % factor != 0)

@@ -146,6 +146,14 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
       return simplify(bin.getKind() == AffineExprKind::FloorDiv
                           ? multiple.floorDiv(k)
                           : rest);
+    // (k * y + x) floordiv k = y + x floordiv k and (k * y + x) mod k =
+    // x mod k for integers, whatever the range of x.
+    if (!isa<AffineConstantExpr>(simplify(multiple)) &&
+        !isa<AffineConstantExpr>(simplify(rest)))
+      return bin.getKind() == AffineExprKind::FloorDiv
+                 ? simplify(simplify(multiple.floorDiv(k)) +
+                            simplifyInRanges(simplify(rest.floorDiv(k)), sizes))
+                 : simplifyInRanges(simplify(rest % k), sizes);
   }
   switch (bin.getKind()) {
   case AffineExprKind::Add:
@@ -517,7 +525,7 @@ Term *Matcher::traceScalar(Value s, linalg::LinalgOp op,
       return nullptr;
     t->args.push_back(a);
   }
-  return t;
+  return normalizeTerm(t);
 }
 
 } // namespace attnfuse::attn::raise
