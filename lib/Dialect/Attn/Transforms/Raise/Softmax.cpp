@@ -132,10 +132,29 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
       }
       return false;
     };
-    if (foreignMask(p))
+    if (foreignMask(p)) {
+      // What multiplies or selects the probabilities: a runtime tensor is
+      // dropout; a constant (a splat scale, a constant mask) changes them
+      // after the normalization, which the op never does.
+      bool runtime = false;
+      std::function<void(Term *)> scan = [&](Term *t) {
+        t = stripCasts(t);
+        if (t->kind == Term::Leaf && t->tensor != scoresValue &&
+            !getSplatLeaf(t) && !matchPattern(t->tensor, m_Constant()))
+          runtime = true;
+        if (isOp<arith::MulFOp, arith::SelectOp>(t))
+          for (Term *a : t->args)
+            scan(a);
+      };
+      scan(p);
+      if (!runtime)
+        return fail(at, "after-softmax",
+                    "the probabilities are scaled or masked after the "
+                    "softmax (attn.attention masks and scales before it)");
       return fail(at, "external-dropout",
                   "dropout with an external mask tensor cannot be carried "
                   "(attn.attention regenerates its mask from a seed)");
+    }
     return fail(at, "no-softmax",
                 "the probabilities are not a softmax (a quotient by a row "
                 "sum of exponentials)");
