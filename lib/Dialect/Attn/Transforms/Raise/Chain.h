@@ -222,6 +222,10 @@ Term *normalizeTerm(Term *t);
 /// is one input element, maybe through neutral operands or a cast round
 /// trip: a broadcast written as `x + zeros`), that input's index.
 std::optional<unsigned> copiedInput(linalg::LinalgOp op);
+/// For an elementwise downcast `truncf` whose input is an elementwise upcast
+/// `extf` (identity maps) from the downcast's own type, the upcast: the two
+/// ops are a cast round trip, data movement together.
+Operation *castRoundTripUpcast(linalg::LinalgOp down);
 
 //===----------------------------------------------------------------------===//
 // Matcher
@@ -347,6 +351,8 @@ private:
 struct TermEq {
   DenseMap<unsigned, unsigned> subst;
   MLIRContext *ctx;
+  /// The sizes of the canonical dims (unit dims compare by value).
+  ArrayRef<int64_t> sizes = {};
   AffineExpr rename(AffineExpr e);
   bool eq(Term *a, Term *b);
 };

@@ -151,4 +151,31 @@ std::optional<unsigned> copiedInput(linalg::LinalgOp op) {
   }
 }
 
+/// The body of an elementwise op with one input whose result is `OpTy` of
+/// the input element.
+template <typename OpTy> static bool isElementwiseCast(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics() ||
+      !isa<RankedTensorType>(op.getDpsInputs()[0].getType()))
+    return false;
+  Block *body = op.getBlock();
+  auto cast = body->getTerminator()->getOperand(0).getDefiningOp<OpTy>();
+  return cast && cast->getOperand(0) == body->getArgument(0);
+}
+
+Operation *castRoundTripUpcast(linalg::LinalgOp down) {
+  if (!isElementwiseCast<arith::TruncFOp>(down))
+    return nullptr;
+  auto up = down.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
+  if (!up || !isElementwiseCast<arith::ExtFOp>(up) ||
+      !up.getIndexingMapsArray()[0].isIdentity() ||
+      !up.getIndexingMapsArray()[1].isIdentity())
+    return nullptr;
+  auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  if (!isCastRoundTrip(elem(up.getDpsInputs()[0]), elem(up->getResult(0)),
+                       elem(down->getResult(0))))
+    return nullptr;
+  return up;
+}
+
 } // namespace attnfuse::attn::raise

@@ -22,13 +22,18 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
   MLIRContext *ctx = v.getContext();
   Value cur = v;
   AffineMap curAccess = access;
+  // The upcast of a cast round trip split over two ops (castRoundTripUpcast).
+  Operation *upcast = nullptr;
   while (Operation *def = cur.getDefiningOp()) {
     Value src;
     AffineMap next;
     if (auto lin = dyn_cast<linalg::LinalgOp>(def)) {
       // Pure data movement: the body yields an input element (up to the
-      // normal form: a broadcast written as `x + zeros` or `x * ones`).
+      // normal form: a broadcast written as `x + zeros` or `x * ones`, a
+      // cast round trip).
       std::optional<unsigned> copied = copiedInput(lin);
+      if (!copied && (def == upcast || (upcast = castRoundTripUpcast(lin))))
+        copied = 0;
       if (!copied)
         break;
       AffineMap outMap = lin.getIndexingMapMatchingResult(cast<OpResult>(cur));
@@ -110,8 +115,17 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
                                chain.c1->getResult(0))
                          : AffineMap();
   SmallVector<AffineExpr> loops(chain.c1.getNumLoops());
+  SmallVector<int64_t> c1Ranges = chain.c1.getStaticLoopRanges();
   for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
     auto d = dyn_cast<AffineDimExpr>(e);
+    // A unit dimension of the scores is read at 0 when a reshape of unit
+    // axes lies between the contractions (its only index).
+    if (auto c = dyn_cast<AffineConstantExpr>(scoresAccess.getResult(p));
+        d && c && c.getValue() == 0 && c1Ranges[d.getPosition()] == 1 &&
+        !loops[d.getPosition()]) {
+      loops[d.getPosition()] = c;
+      continue;
+    }
     auto s = dyn_cast<AffineDimExpr>(scoresAccess.getResult(p));
     if (!d || !s || loops[d.getPosition()])
       return fail(c1op, "score-layout",

@@ -107,6 +107,11 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
   auto bin = dyn_cast<AffineBinaryOpExpr>(e);
   if (!bin)
     return e;
+  // An expression of one value (`d * 8` with d a unit dimension) is that
+  // constant (a bare unit dimension stays a dimension).
+  if (std::optional<std::pair<int64_t, int64_t>> r = rangeOf(e, sizes);
+      r && r->first == r->second)
+    return getAffineConstantExpr(r->first, e.getContext());
   AffineExpr l = simplifyInRanges(bin.getLHS(), sizes),
              r = simplifyInRanges(bin.getRHS(), sizes);
   auto c = dyn_cast<AffineConstantExpr>(r);
@@ -173,8 +178,10 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
 
 AffineMap Matcher::simplifyInRanges(AffineMap map) const {
   SmallVector<AffineExpr> exprs;
-  for (AffineExpr e : map.getResults())
-    exprs.push_back(raise::simplifyInRanges(e, sizes));
+  for (AffineExpr e : map.getResults()) {
+    e = raise::simplifyInRanges(e, sizes);
+    exprs.push_back(e);
+  }
   return AffineMap::get(map.getNumDims(), map.getNumSymbols(), exprs,
                         map.getContext());
 }
@@ -208,8 +215,13 @@ bool TermEq::eq(Term *a, Term *b) {
       return false;
     for (auto [x, y] : llvm::zip(a->access.getResults(),
                                  b->access.getResults()))
-      if (rename(x) != y)
-        return false;
+      if (AffineExpr rx = rename(x); rx != y) {
+        // A unit dimension read as `q` on one side and `0` on the other
+        // (a reshape of unit axes on one path): the same index.
+        auto rr = rangeOf(rx, sizes), ry = rangeOf(y, sizes);
+        if (!rr || !ry || rr->first != rr->second || *rr != *ry)
+          return false;
+      }
     return true;
   case Term::Scalar:
     return a->scalar == b->scalar;
