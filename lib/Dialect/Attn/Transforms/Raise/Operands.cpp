@@ -116,6 +116,34 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
                          : AffineMap();
   SmallVector<AffineExpr> loops(chain.c1.getNumLoops());
   SmallVector<int64_t> c1Ranges = chain.c1.getStaticLoopRanges();
+  // A row of the second contraction that the first folds with another
+  // coordinate in the other order (JAX's GQA folds queries and the heads of
+  // a group as q * G + g in the first contraction and g * Nq + q in the
+  // second): the row is split at the factor the scores' access divides it
+  // by, so that both read plain coordinates.
+  for (AffineExpr e : scoresAccess.getResults()) {
+    if (isa<AffineDimExpr, AffineConstantExpr>(e) || chain.split)
+      continue;
+    std::optional<std::pair<unsigned, int64_t>> fold;
+    e.walk([&](AffineExpr x) {
+      auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+      if (fold || !bin || bin.getKind() != AffineExprKind::FloorDiv)
+        return;
+      auto r = dyn_cast<AffineDimExpr>(bin.getLHS());
+      auto f = dyn_cast<AffineConstantExpr>(bin.getRHS());
+      if (r && f && llvm::is_contained(chain.rows, r.getPosition()) &&
+          f.getValue() > 1 && f.getValue() < size(r.getPosition()) &&
+          size(r.getPosition()) % f.getValue() == 0)
+        fold = std::make_pair(r.getPosition(), f.getValue());
+    });
+    if (!fold)
+      continue;
+    std::optional<unsigned> outer = freshDim(size(fold->first) / fold->second),
+                            inner = freshDim(fold->second);
+    if (!outer || !inner)
+      return fail(c1op, "too-complex", "too many dimensions");
+    splitRow(chain, fold->first, *outer, *inner, fold->second);
+  }
   for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
     auto d = dyn_cast<AffineDimExpr>(e);
     // A unit dimension of the scores is read at 0 when a reshape of unit
@@ -126,11 +154,12 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       loops[d.getPosition()] = c;
       continue;
     }
-    auto s = dyn_cast<AffineDimExpr>(scoresAccess.getResult(p));
-    if (!d || !s || loops[d.getPosition()])
+    if (!d || loops[d.getPosition()])
       return fail(c1op, "score-layout",
                   "the scores are reshaped between the contractions");
-    loops[d.getPosition()] = s;
+    // Any affine access: Q and K are composed with it exactly (and must
+    // come out as plain coordinate maps below).
+    loops[d.getPosition()] = scoresAccess.getResult(p);
   }
   for (auto [i, e] : llvm::enumerate(loops))
     if (!e) {
@@ -197,6 +226,8 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       vOperand = in;
   AffineMap m2 = chain.c2.getMatchingIndexingMap(vOperand)
                      .replaceDimsAndSymbols({}, {}, kMaxDims, 0);
+  if (chain.split)
+    m2 = splitMap(m2, *chain.split);
   // A row that folds batch and heads (torch-mlir lowers every [B, H, N, D]
   // matmul to a 3-D batch_matmul over B * H): where K's source reads it as
   // both `r floordiv F` and `r mod F`, r becomes two coordinates
@@ -229,6 +260,8 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
   SmallVector<std::pair<unsigned, int64_t>> folds(divs.begin(), divs.end());
   llvm::sort(folds, [](auto a, auto b) { return a.second > b.second; });
   for (auto [row, factor] : folds) {
+    if (chain.split)
+      break;
     int64_t n = size(row);
     if (!mods.contains({row, factor}) || factor <= 1 || factor >= n ||
         n % factor != 0)
