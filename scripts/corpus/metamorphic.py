@@ -407,6 +407,10 @@ def b_wrong_broadcast(fn, defs, ch, rng):
         users = [u for u, du in defs.items() if v in du["operands"]]
         if not users or any(defs[u]["op"] != "tosa.mul" for u in users):
             continue
+        # The operand's type is rewritten by text: it must be the only one
+        # of that type among the user's operands.
+        if any(defs[u]["in_types"].count(d["type"]) != 1 for u in users):
+            continue
         wrong = shape[:-2] + [1, shape[-2]]
         s, sl = shape_const(fn, wrong)
         n = fn.fresh()
