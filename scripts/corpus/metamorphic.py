@@ -405,7 +405,8 @@ def b_wrong_broadcast(fn, defs, ch, rng):
         # Broken only where the elementwise product reads it (a reshape of
         # it reads the same elements in the same order).
         users = [u for u, du in defs.items() if v in du["operands"]]
-        if not users or any(defs[u]["op"] != "tosa.mul" for u in users):
+        if not users or any(defs[u]["op"] != "tosa.mul" or
+                            parse_type(defs[u]["type"])[0] != pshape for u in users):
             continue
         # The operand's type is rewritten by text: it must be the only one
         # of that type among the user's operands.
