@@ -136,6 +136,14 @@ struct Chain {
   struct Lse {
     Value value;
     SmallVector<std::optional<unsigned>> dims;
+    /// The LSE's dims `outerPos`, `innerPos` read a folded row of the output
+    /// as `row floordiv factor`, `row mod factor` (the second contraction on
+    /// B * H, the LSE on [B, H, ..]): the roles must split that row so.
+    struct Fold {
+      unsigned row, outerPos, innerPos;
+      int64_t factor;
+    };
+    std::optional<Fold> fold;
   };
   std::optional<Lse> lse;
   Value q, k, v;           ///< Peeled sources.

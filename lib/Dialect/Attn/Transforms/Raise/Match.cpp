@@ -165,6 +165,17 @@ FailureOr<Chain> Matcher::match() {
     chain.ops = visited;
     if (failed(assignRoles(chain)))
       return failure();
+    // An LSE that reads a folded row as two dims: the roles split it.
+    if (chain.lse && chain.lse->fold) {
+      const Chain::Lse::Fold &f = *chain.lse->fold;
+      if (!chain.split || chain.split->row != f.row ||
+          chain.split->factor != f.factor)
+        return fail(c2op, "lse-layout",
+                    "the log-sum-exp splits a row of the output that the "
+                    "operands do not split the same way");
+      chain.lse->dims[f.outerPos] = chain.split->outer;
+      chain.lse->dims[f.innerPos] = chain.split->inner;
+    }
     if (failed(splitScores(chain)))
       return failure();
     return chain;
@@ -230,10 +241,9 @@ void Matcher::matchLse(Chain &chain) {
     SmallVector<unsigned> big, unit;
     for (auto [i, n] : llvm::enumerate(type.getShape()))
       (n != 1 ? big : unit).push_back(i);
-    if (big.size() != rows.size())
-      continue;
     SmallVector<unsigned> perm(rows);
     llvm::sort(perm);
+    if (big.size() == rows.size())
     do {
       for (bool withUnitRows : {true, false}) {
         bool sizesMatch = true;
@@ -267,6 +277,53 @@ void Matcher::matchLse(Chain &chain) {
         sizes.resize(dims);
       }
     } while (std::next_permutation(perm.begin(), perm.end()));
+    // A row of the output folded from two of the LSE's dims (the second
+    // contraction on B * H, the LSE on [B, H, N, 1]): adjacent non-unit
+    // dims (n1, n2) of the LSE read a row of size n1 * n2 as
+    // (row floordiv n2, row mod n2); the other dims read the other rows in
+    // order.
+    if (big.size() != rows.size() + 1)
+      continue;
+    for (size_t i = 0; i + 1 < big.size(); ++i) {
+      int64_t n1 = type.getDimSize(big[i]), n2 = type.getDimSize(big[i + 1]);
+      for (unsigned row : rows) {
+        if (size(row) != n1 * n2)
+          continue;
+        SmallVector<unsigned> others;
+        for (unsigned r2 : rows)
+          if (r2 != row)
+            others.push_back(r2);
+        Chain::Lse lse{r, {}, Chain::Lse::Fold{row, big[i], big[i + 1], n2}};
+        lse.dims.resize(type.getRank());
+        SmallVector<AffineExpr> exprs(type.getRank(),
+                                      getAffineConstantExpr(0, ctx));
+        bool sizesMatch = true;
+        for (size_t j = 0, o = 0; j < big.size(); ++j) {
+          if (j == i || j == i + 1)
+            continue;
+          sizesMatch &= type.getDimSize(big[j]) == size(others[o]);
+          lse.dims[big[j]] = others[o];
+          exprs[big[j]] = getAffineDimExpr(others[o], ctx);
+          ++o;
+        }
+        if (!sizesMatch)
+          continue;
+        AffineExpr rowExpr = getAffineDimExpr(row, ctx);
+        exprs[big[i]] = rowExpr.floorDiv(n2);
+        exprs[big[i + 1]] = rowExpr % n2;
+        size_t mark = visited.size(), dims = sizes.size();
+        RaiseFailure saved = why;
+        Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
+        why = saved;
+        if (t && isLse(t, chain, ctx)) {
+          chain.lse = std::move(lse);
+          return;
+        }
+        while (visited.size() > mark)
+          visited.pop_back();
+        sizes.resize(dims);
+      }
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -200,10 +201,26 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
   if (chain.rows.size() > 3)
     return fail(c2.getOperation(), "rank",
                 "more than three row dimensions (batch, heads, queries)");
-  // K and V: plain dims, or h floordiv G, or 0 on unit dims.
+  // A sum of coordinates times constants (flash decoding's split of the
+  // keys, read back as `s * chunk + k`): the layout copy reads it as is.
+  std::function<bool(AffineExpr)> isLinear = [&](AffineExpr e) -> bool {
+    if (isa<AffineDimExpr, AffineConstantExpr>(e))
+      return true;
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      return false;
+    if (bin.getKind() == AffineExprKind::Add)
+      return isLinear(bin.getLHS()) && isLinear(bin.getRHS());
+    return bin.getKind() == AffineExprKind::Mul &&
+           isa<AffineDimExpr>(bin.getLHS()) &&
+           isa<AffineConstantExpr>(bin.getRHS());
+  };
+  // K and V: plain dims, or h floordiv G, or 0 on unit dims, or linear.
   auto kvAcceptable = [&](AffineMap m) {
     for (AffineExpr e : m.getResults()) {
       if (isa<AffineDimExpr, AffineConstantExpr>(e))
+        continue;
+      if (isLinear(e))
         continue;
       auto bin = dyn_cast<AffineBinaryOpExpr>(e);
       if (bin && bin.getKind() == AffineExprKind::FloorDiv &&
@@ -256,9 +273,17 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       else if (bin.getKind() == AffineExprKind::Mod)
         mods.insert({r.getPosition(), f.getValue()});
     });
-  // The largest factor read both ways (B * H, not a group inside H).
-  SmallVector<std::pair<unsigned, int64_t>> folds(divs.begin(), divs.end());
-  llvm::sort(folds, [](auto a, auto b) { return a.second > b.second; });
+  // The largest factor read both ways (B * H, not a group inside H); a fold
+  // the graph's LSE reads as two dims first.
+  SmallVector<std::pair<unsigned, int64_t>> folds;
+  if (chain.lse && chain.lse->fold) {
+    folds.push_back({chain.lse->fold->row, chain.lse->fold->factor});
+    mods.insert(folds.front());
+  }
+  folds.append(divs.begin(), divs.end());
+  std::stable_sort(std::next(folds.begin(), chain.lse && chain.lse->fold),
+                    folds.end(),
+                    [](auto a, auto b) { return a.second > b.second; });
   for (auto [row, factor] : folds) {
     if (chain.split)
       break;
@@ -292,11 +317,18 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
         *group = 1;
         return true;
       }
-      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e))
+      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+          bin && bin.getKind() == AffineExprKind::FloorDiv)
         if (cast<AffineDimExpr>(bin.getLHS()).getPosition() == row) {
           *group = cast<AffineConstantExpr>(bin.getRHS()).getValue();
           return true;
         }
+      // A linear read of the row: its own data per index.
+      if (!isa<AffineDimExpr, AffineConstantExpr>(e) && usesDim(e, row) &&
+          isLinear(e)) {
+        *group = 1;
+        return true;
+      }
     }
     *group = 0; // absent: all heads share one
     return false;
@@ -362,11 +394,13 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
         if (!usesDim(e, *chain.hDim))
           continue;
         auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-        bool ok = isa<AffineDimExpr>(e) ? g == 1
-                  : bin && bin.getKind() == AffineExprKind::FloorDiv &&
-                      isa<AffineDimExpr>(bin.getLHS()) &&
-                      cast<AffineConstantExpr>(bin.getRHS()).getValue() % g ==
-                          0;
+        bool ok = isa<AffineDimExpr>(e) || (bin && isLinear(e))
+                      ? g == 1
+                      : bin && bin.getKind() == AffineExprKind::FloorDiv &&
+                            isa<AffineDimExpr>(bin.getLHS()) &&
+                            cast<AffineConstantExpr>(bin.getRHS()).getValue() %
+                                    g ==
+                                0;
         if (!ok)
           return fail(c1op, "heads",
                       "key/value heads are not read as h or h floordiv G");
