@@ -134,21 +134,30 @@ class G:
                        f"!tosa.shape<{len(size)}>) -> {t(size, e)}", t(size, e))
 
 
-def softmax(g, s, shape, e, axis=3):
+def softmax(g, s, shape, e, axis=3, bcast_arith=False):
+    """bcast_arith: the row max and the reciprocal of the row sum are broadcast
+    to the scores' shape as arithmetic (multibroadcast written as a sum with
+    zeros / a product with ones) before the elementwise ops."""
     red = list(shape)
     red[axis] = 1
     mx = g.reduce("reduce_max", s, axis, t(red, e))
-    sub = g.binary("sub", s, mx, t(shape, e))
+    mxb = mx
+    if bcast_arith:
+        mxb = g.binary("add", mx, g.const(shape, e, 0), t(shape, e))
+    sub = g.binary("sub", s, mxb, t(shape, e))
     ex = g.unary("exp", sub, t(shape, e))
     sm = g.reduce("reduce_sum", ex, axis, t(red, e))
     rc = g.unary("reciprocal", sm, t(red, e))
+    if bcast_arith:
+        rc = g.mul(g.const(shape, e, 1), rc, t(shape, e))
     p = g.mul(ex, rc, t(shape, e))
     return p, mx, sm
 
 
 def attention(name, desc, *, e="f32", B=1, H=2, Hkv=None, Nq=9, Nk=None, D=16, scale=None,
               bias=None, mask=None, softmax_f32=False, layout="bhnd", lse=False, quant=False,
-              softmax_axis=3, escape=False, window=3):
+              softmax_axis=3, escape=False, window=3, gqa="tile", bcast_arith=False,
+              flatten=False):
     """Build one function. Returns (text, n_chains).
 
     scale: None | "const" | "arg" (a [B, H, Nq, Nk] kernel argument, as MIGraphX passes it)
@@ -156,6 +165,10 @@ def attention(name, desc, *, e="f32", B=1, H=2, Hkv=None, Nq=9, Nk=None, D=16, s
     mask: None | "causal_inf" | "kvcache" | "padding_i1" | "sliding"
     layout: "bhnd" (Q/K/V args [B,H,N,D]) | "3d" (args already [B*H, N, D], K pre-transposed)
             | "qkv_fused" (one [B, N, 3*H*D] argument sliced, as MIGraphX's fused QKV)
+    gqa: "tile" (multibroadcast as tosa.tile) | "add_zeros" (as a sum with a zero tensor)
+    bcast_arith: the softmax's broadcasts as arithmetic (see softmax)
+    flatten: the scores reshaped from [B*H, Nq, Nk] to one dimension and re-expanded
+             to [B, H, Nq, Nk] (a unit-axis transpose lowered as reshapes)
     """
     Hkv = Hkv or H
     Nk = Nk or Nq
@@ -172,12 +185,16 @@ def attention(name, desc, *, e="f32", B=1, H=2, Hkv=None, Nq=9, Nk=None, D=16, s
         kk = k
         vv = v
         if G_ > 1:  # multibroadcast [B, Hkv, G, N, D] + reshape [B, H, N, D]
-            k5 = g.reshape(k, [B, Hkv, 1, Nk, D])
-            k5 = g.tile(k5, [1, 1, G_, 1, 1], [B, Hkv, G_, Nk, D])
-            kk = g.reshape(k5, [B, H, Nk, D])
-            v5 = g.reshape(v, [B, Hkv, 1, Nk, D])
-            v5 = g.tile(v5, [1, 1, G_, 1, 1], [B, Hkv, G_, Nk, D])
-            vv = g.reshape(v5, [B, H, Nk, D])
+            def bcast(x, ee):
+                x5 = g.reshape(x, [B, Hkv, 1, Nk, D])
+                if gqa == "add_zeros":
+                    z = g.const([B, Hkv, G_, Nk, D], ee, 0)
+                    x5 = g.binary("add", x5, z, t([B, Hkv, G_, Nk, D], ee))
+                else:
+                    x5 = g.tile(x5, [1, 1, G_, 1, 1], [B, Hkv, G_, Nk, D])
+                return g.reshape(x5, [B, H, Nk, D])
+            kk = bcast(k, qe)
+            vv = bcast(v, e)
         kt = g.transpose(kk, [0, 1, 3, 2], [B, H, D, Nk])
         ks = g.reshape(kt, [B * H, D, Nk])
         vs = g.reshape(vv, [B * H, Nk, D])
@@ -206,6 +223,8 @@ def attention(name, desc, *, e="f32", B=1, H=2, Hkv=None, Nq=9, Nk=None, D=16, s
     se = "i32" if quant else e
     s3 = g.matmul(qs, ks, [B * H, Nq, Nk], se)
     shape = [B, H, Nq, Nk]
+    if flatten:
+        s3 = g.reshape(s3, [B * H * Nq * Nk])
     s = g.reshape(s3, shape)
     if quant:  # dequantize: cast to the float type, times a per-tensor scale argument
         s = g.unary("cast", s, t(shape, e))
@@ -252,7 +271,7 @@ def attention(name, desc, *, e="f32", B=1, H=2, Hkv=None, Nq=9, Nk=None, D=16, s
     if softmax_f32:
         s = g.unary("cast", s, t(shape, "f32"))
         se2 = "f32"
-    p, mx, sm = softmax(g, s, shape, se2, axis=softmax_axis)
+    p, mx, sm = softmax(g, s, shape, se2, axis=softmax_axis, bcast_arith=bcast_arith)
     if softmax_f32:
         p = g.unary("cast", p, t(shape, e))
     p3 = g.reshape(p, [B * H, Nq, Nk])
@@ -312,6 +331,20 @@ VARIANTS = [
      dict(e="f16", B=1, H=2, Nq=8, D=8, scale="const", lse=True), 1),
     ("mgx_i8_b1_quant_first_gemm", "i8 x i8 -> i32 first gemm, dequantized (cast to f16, times a scale argument)",
      dict(e="f16", B=1, H=2, Nq=8, D=16, quant=True), 1),
+    ("mgx_f16_b2_gqa_add_zeros", "GQA 8 q heads / 2 kv heads: K/V reshape [B,Hkv,1,N,D] + add of a zero tensor (multibroadcast as arithmetic) + reshape",
+     dict(e="f16", B=2, H=8, Hkv=2, Nq=16, D=16, scale="const", gqa="add_zeros"), 1),
+    ("mgx_f32_b2_bcast_arith", "the softmax's row max and reciprocal broadcast to the scores' shape by a sum with zeros and a product with ones",
+     dict(e="f32", B=2, H=2, Nq=9, D=8, scale="const", bcast_arith=True), 1),
+    ("mgx_f16_b1_flatten_scores", "scores [B*H, Nq, Nk] flattened to one dimension and re-expanded to [B, H, Nq, Nk]",
+     dict(e="f16", B=1, H=4, Nq=16, D=16, scale="const", flatten=True), 1),
+    ("mgx_f32_b2_lse", "second result LSE = max + log(sum) [B,H,N,1] at batch 2 (the contractions on B*H)",
+     dict(e="f32", B=2, H=2, Nq=8, D=8, scale="const", lse=True), 1),
+    ("mgx_f16_b2_lse_causal_f32", "LSE at batch 2, causal -inf mask, softmax in f32",
+     dict(e="f16", B=2, H=4, Nq=16, D=16, scale="const", mask="causal_inf", softmax_f32=True, lse=True), 1),
+    ("mgx_f16_b1_h8_n256_d64_bcast_arith", "realistic size: f16, H 8, N 256, D 64, broadcasts as arithmetic, softmax in f32",
+     dict(e="f16", B=1, H=8, Nq=256, D=64, scale="const", bcast_arith=True, softmax_f32=True), 1),
+    ("mgx_bf16_b1_h4_kv1_n512_d128_gqa", "realistic size: bf16 MQA 4/1 (add of zeros), N 512, D 128, causal",
+     dict(e="bf16", B=1, H=4, Hkv=1, Nq=512, D=128, scale="const", gqa="add_zeros", mask="causal_inf"), 1),
     ("mgx_neg_softmax_query_axis", "NEGATIVE: softmax over the query axis (axis 2): not attention",
      dict(e="f32", B=1, H=2, Nq=8, D=8, scale="const", softmax_axis=2), 0),
     ("mgx_neg_probs_escape", "NEGATIVE: the probabilities are also a result (escape): must not be fused",

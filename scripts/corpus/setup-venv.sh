@@ -6,6 +6,9 @@
 #   CORPUS_VENV=/path scripts/corpus/setup-venv.sh
 #   scripts/corpus/setup-venv.sh --tflite   # the TensorFlow venv of generate_tflite.py,
 #                                           # at <repo>/.venv-corpus-tf or $CORPUS_TF_VENV
+#   scripts/corpus/setup-venv.sh --jax      # the JAX/Flax + IREE venv of generate_jax.py
+#                                           # (and IREE's tools for generate_iree_onnx.py),
+#                                           # at <repo>/.venv-corpus-jax or $CORPUS_JAX_VENV
 #
 # Then: $CORPUS_VENV/bin/python scripts/corpus/generate.py
 #       $CORPUS_TF_VENV/bin/python scripts/corpus/generate_tflite.py
@@ -27,6 +30,15 @@ if [ "${1:-}" = "--tflite" ]; then
   "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/requirements-tflite.txt"
   "$venv/bin/python" -c "import tensorflow as tf; tf.mlir.experimental.tflite_to_tosa_bytecode; print('corpus tflite venv ok: tensorflow', tf.__version__)"
   "$venv/bin/iree-opt" --version | head -3
+  exit 0
+fi
+
+if [ "${1:-}" = "--jax" ]; then
+  venv="${CORPUS_JAX_VENV:-$repo/.venv-corpus-jax}"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/requirements-jax.txt"
+  "$venv/bin/python" -c "import jax, flax; print('corpus jax venv ok: jax', jax.__version__, 'flax', flax.__version__)"
+  "$venv/bin/iree-compile" --version | head -2
   exit 0
 fi
 

@@ -27,6 +27,9 @@ Negative files (`"negative": true`, `chains` 0) contain nothing that may be fuse
 | `torch-tosa/` | the same with `output_type="tosa"` |
 | `onnx/` | `torch.onnx.export(dynamo=True, opset 18)` -> torch-mlir's ONNX importer (`torch_mlir.extras.onnx_importer`) -> `convert-torch-onnx-to-torch`, `torch-lower-to-backend-contract`, `torch-backend-to-linalg-on-tensors-backend-pipeline` |
 | `tflite/` | Keras model -> `tf.lite.TFLiteConverter` -> `tf.mlir.experimental.tflite_to_tosa_bytecode` (TensorFlow 2.18.1) -> `iree-opt` 3.1.0 prints it -> `scripts/corpus/tosa_upgrade.py` rewrites the pre-1.0 TOSA syntax to TOSA 1.0 (mechanical: explicit zero points, shift operand, `tosa.const_shape`, perms attribute) |
+| `dynamic/` | runtime sequence length: `torch.export(dynamic_shapes=Dim)` -> torch-mlir linalg-on-tensors (its TOSA backend fails on these graphs), and `torch.onnx.export(dynamic_axes)` -> torch-mlir's ONNX importer (`scripts/corpus/generate_dynamic.py`); chains are candidates with a "runtime dimensions" remark, `attnfuse-run` is not run (static shapes only) |
+| `jax-iree/` | JAX / Flax attention helpers (`jax.nn.dot_product_attention`, `flax.linen.dot_product_attention`, `flax.linen.MultiHeadDotProductAttention`, an einsum softmax) -> `jax.jit(f).lower()` (StableHLO) -> `iree-compile --compile-to=input` (IREE's input pipeline to linalg) -> `util.func`/`util.return` renamed (`scripts/corpus/generate_jax.py`) |
+| `onnx-iree/` | `torch.onnx.export(opset 18)` -> `iree-import-onnx` -> `iree-compile --compile-to=input` -> IREE's ABI wrapper removed (`scripts/corpus/generate_iree_onnx.py`) |
 | `migraphx/` | **written by us** from MIGraphX / rocMLIR's documented TOSA attention idioms (`scripts/corpus/generate_migraphx.py`); not MIGraphX output. Each file's header says so. |
 
 Regenerate (from the repository root):
@@ -37,6 +40,10 @@ scripts/corpus/setup-venv.sh                  # torch venv at .venv-corpus (git-
 scripts/corpus/setup-venv.sh --tflite         # TensorFlow venv at .venv-corpus-tf, ~1.7 GB
 .venv-corpus-tf/bin/python scripts/corpus/generate_tflite.py
 python3 scripts/corpus/generate_migraphx.py
+.venv-corpus/bin/python scripts/corpus/generate_dynamic.py   # dynamic
+scripts/corpus/setup-venv.sh --jax            # JAX/Flax + IREE venv at .venv-corpus-jax
+.venv-corpus-jax/bin/python scripts/corpus/generate_jax.py  # jax-iree
+.venv-corpus/bin/python scripts/corpus/generate_iree_onnx.py  # onnx-iree (IREE from .venv-corpus-jax)
 python3 scripts/corpus/write_readme.py
 ```
 
@@ -60,6 +67,13 @@ Measure (any Python 3, no packages): `scripts/corpus/measure.py --opt build/bin/
   element, which LLVM 22 rejects ("elements hex data size is invalid"); TF 2.18's MLIR packs
   bits. Both are rewritten as `true`/`false` literals (`scripts/corpus/mlirtext.py`).
 * Weights are `dense_resource` blobs at the end of the torch-mlir files (real numbers).
+* `jax.nn.dot_product_attention` in f16/bf16 does not lower on the CPU (f16: "precision
+  F16_F16_F32 is not supported by dot_general") or through IREE (bf16: its `dot_general`
+  carries a `dot_algorithm` IREE does not legalize), so its files are f32; f16/bf16 come from
+  Flax and the einsum form. Flax's MultiHeadDotProductAttention weights are inline constants.
+* IREE's ONNX import rejects the GPT-2 export ("failed to legalize unresolved target
+  materialization ... tensor<1x?x32xf32>"), so `onnx-iree/` has no GPT-2.
+* torch-mlir's TOSA backend fails on the `Dim` exports, so `dynamic/` is linalg and ONNX only.
 """
 
 
@@ -73,7 +87,8 @@ def main():
     out = [INTRO]
     out.append("## Package versions\n")
     for key, title in (("generator_versions", "torch / ONNX generator"),
-                       ("tflite_generator_versions", "TFLite generator")):
+                       ("tflite_generator_versions", "TFLite generator"),
+                       ("generator_versions_jax", "JAX / IREE generators")):
         if key in m:
             out.append(f"* {title}: " + ", ".join(f"{k} {v}" for k, v in m[key].items()))
     out.append("* full pins: `scripts/corpus/requirements*.txt`\n")

@@ -45,6 +45,17 @@ class CorpusTest(lit.formats.TestFormat):
         if res["fused"] != want or len(remarks) != res["candidates"] - res["fused"]:
             return lit.Test.FAIL, (f"fused {res['fused']} of {res['candidates']} "
                                    f"candidates, expected {want}; remarks: {remarks}")
+        # Every chain is a candidate (none silently skipped).
+        if res["candidates"] < entry["chains"]:
+            return lit.Test.FAIL, (f"{res['candidates']} candidate(s) for "
+                                   f"{entry['chains']} chain(s)")
+        if entry.get("dynamic"):
+            # Runtime sizes: every candidate is reported as such; attnfuse-run
+            # needs static shapes, so nothing runs.
+            bad = [r for r in remarks if "runtime dimensions" not in r["text"]]
+            if bad:
+                return lit.Test.FAIL, f"remarks that are not about runtime sizes: {bad}"
+            return lit.Test.PASS, ""
         # Structural masks and lse results: exactly the entry's (default 0).
         for field, key in (("structural", "structural"), ("lse", "lse")):
             if res[key] != entry.get(field, 0):

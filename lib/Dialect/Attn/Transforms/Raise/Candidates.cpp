@@ -75,35 +75,59 @@ bool isZeroTensor(Value v) {
 
 using namespace attnfuse::attn::raise;
 
+namespace attnfuse::attn::raise {
+
+/// What a value computes from, up to (not through) the contractions: the ops
+/// of its backward slice, values used inside bodies included (a broadcast
+/// written as `tensor.extract` in a generic without inputs, as torch-mlir
+/// emits for runtime sizes, reads its source from above).
+static SetVector<Operation *> sliceToContractions(Value v) {
+  SetVector<Operation *> back;
+  Operation *def = v.getDefiningOp();
+  if (!def || isContraction(def, true))
+    return back;
+  BackwardSliceOptions opts;
+  opts.omitUsesFromAbove = false;
+  opts.filter = [](Operation *o) { return !isContraction(o, true); };
+  (void)getBackwardSlice(def, &back, opts);
+  back.insert(def);
+  return back;
+}
+
+bool isSoftmaxOfContraction(Value v) {
+  // A softmax needs an exponential and a row reduction (its sum); an
+  // exponential alone (SiLU, sigmoid, GELU in an MLP) is not attention.
+  bool softmax = false, exp = false, reduction = false, fromContraction = false;
+  for (Operation *o : sliceToContractions(v)) {
+    softmax |= isa<linalg::SoftmaxOp>(o);
+    if (auto lin = dyn_cast<linalg::LinalgOp>(o)) {
+      exp |= llvm::any_of(lin.getBlock()->getOperations(), [](Operation &x) {
+        return isa<math::ExpOp, math::Exp2Op>(x);
+      });
+      reduction |= lin.getNumReductionLoops() != 0;
+    }
+    exp |= isa<math::ExpOp, math::Exp2Op>(o);
+    for (Value x : o->getOperands())
+      if (Operation *d = x.getDefiningOp(); d && isContraction(d, true))
+        fromContraction = true;
+    o->walk([&](Operation *inner) {
+      for (Value x : inner->getOperands())
+        if (Operation *d = x.getDefiningOp();
+            d && d->getBlock() == o->getBlock() && isContraction(d, true))
+          fromContraction = true;
+    });
+  }
+  return (softmax || (exp && reduction)) && fromContraction;
+}
+
+} // namespace attnfuse::attn::raise
+
 SmallVector<Operation *> attnfuse::attn::findAttentionCandidates(Operation *root) {
   SmallVector<Operation *> candidates;
   root->walk([&](linalg::LinalgOp op) {
-    if (!isContraction(op))
-      return;
-    SetVector<Operation *> back;
-    BackwardSliceOptions opts;
-    opts.filter = [](Operation *o) { return !isContraction(o, true); };
-    for (Value in : op.getDpsInputs())
-      if (Operation *def = in.getDefiningOp())
-        if (!isContraction(def, true))
-          (void)getBackwardSlice(def, &back, opts), back.insert(def);
-    // A softmax needs an exponential and a row reduction (its sum); an
-    // exponential alone (SiLU, sigmoid, GELU in an MLP) is not attention.
-    bool softmax = false, exp = false, reduction = false, fromContraction = false;
-    for (Operation *o : back) {
-      softmax |= isa<linalg::SoftmaxOp>(o);
-      if (auto lin = dyn_cast<linalg::LinalgOp>(o)) {
-        exp |= llvm::any_of(lin.getBlock()->getOperations(), [](Operation &x) {
-          return isa<math::ExpOp, math::Exp2Op>(x);
-        });
-        reduction |= lin.getNumReductionLoops() != 0;
-      }
-      exp |= isa<math::ExpOp, math::Exp2Op>(o);
-      for (Value v : o->getOperands())
-        if (Operation *d = v.getDefiningOp(); d && isContraction(d, true))
-          fromContraction = true;
-    }
-    if ((softmax || (exp && reduction)) && fromContraction)
+    if (isContraction(op) && llvm::any_of(op.getDpsInputs(), [](Value in) {
+          return isSoftmaxOfContraction(in);
+        }))
       candidates.push_back(op);
   });
   return candidates;

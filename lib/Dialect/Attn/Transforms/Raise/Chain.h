@@ -136,6 +136,14 @@ struct Chain {
   struct Lse {
     Value value;
     SmallVector<std::optional<unsigned>> dims;
+    /// The LSE's dims `outerPos`, `innerPos` read a folded row of the output
+    /// as `row floordiv factor`, `row mod factor` (the second contraction on
+    /// B * H, the LSE on [B, H, ..]): the roles must split that row so.
+    struct Fold {
+      unsigned row, outerPos, innerPos;
+      int64_t factor;
+    };
+    std::optional<Fold> fold;
   };
   std::optional<Lse> lse;
   Value q, k, v;           ///< Peeled sources.
@@ -160,6 +168,11 @@ bool isF32Const(Attribute a, double *out);
 /// A 2-input contraction `acc + cast(a) * cast(b)` with one reduction loop,
 /// in floating point (or, with `allowInteger`, also in integers: quantized).
 bool isContraction(Operation *op, bool allowInteger = false);
+/// True when `v` is computed, through ops that are not contractions, by a
+/// softmax (`linalg.softmax`, or an exponential and a row reduction) from a
+/// contraction: the probabilities operand of a candidate's second
+/// contraction. Values read inside bodies count (runtime-size broadcasts).
+bool isSoftmaxOfContraction(Value v);
 /// True when `v` is a tensor of zeros (linalg.fill or a splat constant).
 bool isZeroTensor(Value v);
 AffineExpr simplify(AffineExpr e);
@@ -196,6 +209,31 @@ TypedAttr getSplatLeaf(Term *t);
 bool isHiddenValue(Term *t, bool *finite);
 /// True when `t` reads the scores (the first contraction's result).
 bool readsScores(Term *t, Value scores);
+
+//===----------------------------------------------------------------------===//
+// Normal form (NormalForm.cpp): one definition per equivalence
+//===----------------------------------------------------------------------===//
+
+/// For a binary float op with a neutral constant operand (`x * 1`, `1 * x`,
+/// `x + 0`, `0 + x`, `x - 0`, `x / 1`), the index of the operand it returns
+/// unchanged; `constantOf(i)` gives operand i's constant value, if any.
+std::optional<unsigned>
+neutralPassThrough(Operation *op,
+                   function_ref<std::optional<double>(unsigned)> constantOf);
+/// True when converting `outer` to `inner` and back to `back` gives every
+/// value back (an upcast then a downcast to the same type).
+bool isCastRoundTrip(Type outer, Type inner, Type back);
+/// `t` in the normal form: neutral operands and cast round trips removed
+/// (applied to every op term as the tree is built).
+Term *normalizeTerm(Term *t);
+/// For a linalg op that is data movement up to the normal form (its result
+/// is one input element, maybe through neutral operands or a cast round
+/// trip: a broadcast written as `x + zeros`), that input's index.
+std::optional<unsigned> copiedInput(linalg::LinalgOp op);
+/// For an elementwise downcast `truncf` whose input is an elementwise upcast
+/// `extf` (identity maps) from the downcast's own type, the upcast: the two
+/// ops are a cast round trip, data movement together.
+Operation *castRoundTripUpcast(linalg::LinalgOp down);
 
 //===----------------------------------------------------------------------===//
 // Matcher
@@ -321,6 +359,8 @@ private:
 struct TermEq {
   DenseMap<unsigned, unsigned> subst;
   MLIRContext *ctx;
+  /// The sizes of the canonical dims (unit dims compare by value).
+  ArrayRef<int64_t> sizes = {};
   AffineExpr rename(AffineExpr e);
   bool eq(Term *a, Term *b);
 };

@@ -24,7 +24,10 @@ FailureOr<Chain> Matcher::match() {
   // Dims of c2 are canonical dims 0..n-1.
   SmallVector<int64_t> ranges = c2.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return (void)fail(c2op, "dynamic", "dynamic shapes are not supported"), failure();
+    return (void)fail(c2op, "dynamic",
+                      "the chain has runtime dimensions ('?'); attn.attention "
+                      "takes static shapes (runtime sizes: issue 25)"),
+           failure();
   sizes.assign(ranges.begin(), ranges.end());
   for (auto [i, it] : llvm::enumerate(c2.getIteratorTypesArray()))
     if (it == utils::IteratorType::reduction)
@@ -39,10 +42,13 @@ FailureOr<Chain> Matcher::match() {
   auto toCanon = [&](AffineMap m) {
     return m.replaceDimsAndSymbols({}, {}, kMaxDims, 0);
   };
-  // Which c2 input is P: the one computed from a first contraction through a
-  // softmax. Try both; the first that has a first contraction wins.
+  // Which c2 input is P: the one that is a softmax of a first contraction
+  // (not a fixed position: O^T = V^T P^T reads P second, and V may come out
+  // of a projection, another contraction).
   for (unsigned pi = 0; pi < 2; ++pi) {
     OpOperand *pOp = c2.getDpsInputOperand(pi);
+    if (!isSoftmaxOfContraction(pOp->get()))
+      continue;
     SetVector<Operation *> back;
     BackwardSliceOptions opts;
     opts.inclusive = false;
@@ -159,6 +165,17 @@ FailureOr<Chain> Matcher::match() {
     chain.ops = visited;
     if (failed(assignRoles(chain)))
       return failure();
+    // An LSE that reads a folded row as two dims: the roles split it.
+    if (chain.lse && chain.lse->fold) {
+      const Chain::Lse::Fold &f = *chain.lse->fold;
+      if (!chain.split || chain.split->row != f.row ||
+          chain.split->factor != f.factor)
+        return fail(c2op, "lse-layout",
+                    "the log-sum-exp splits a row of the output that the "
+                    "operands do not split the same way");
+      chain.lse->dims[f.outerPos] = chain.split->outer;
+      chain.lse->dims[f.innerPos] = chain.split->inner;
+    }
     if (failed(splitScores(chain)))
       return failure();
     return chain;
@@ -224,10 +241,9 @@ void Matcher::matchLse(Chain &chain) {
     SmallVector<unsigned> big, unit;
     for (auto [i, n] : llvm::enumerate(type.getShape()))
       (n != 1 ? big : unit).push_back(i);
-    if (big.size() != rows.size())
-      continue;
     SmallVector<unsigned> perm(rows);
     llvm::sort(perm);
+    if (big.size() == rows.size())
     do {
       for (bool withUnitRows : {true, false}) {
         bool sizesMatch = true;
@@ -261,6 +277,53 @@ void Matcher::matchLse(Chain &chain) {
         sizes.resize(dims);
       }
     } while (std::next_permutation(perm.begin(), perm.end()));
+    // A row of the output folded from two of the LSE's dims (the second
+    // contraction on B * H, the LSE on [B, H, N, 1]): adjacent non-unit
+    // dims (n1, n2) of the LSE read a row of size n1 * n2 as
+    // (row floordiv n2, row mod n2); the other dims read the other rows in
+    // order.
+    if (big.size() != rows.size() + 1)
+      continue;
+    for (size_t i = 0; i + 1 < big.size(); ++i) {
+      int64_t n1 = type.getDimSize(big[i]), n2 = type.getDimSize(big[i + 1]);
+      for (unsigned row : rows) {
+        if (size(row) != n1 * n2)
+          continue;
+        SmallVector<unsigned> others;
+        for (unsigned r2 : rows)
+          if (r2 != row)
+            others.push_back(r2);
+        Chain::Lse lse{r, {}, Chain::Lse::Fold{row, big[i], big[i + 1], n2}};
+        lse.dims.resize(type.getRank());
+        SmallVector<AffineExpr> exprs(type.getRank(),
+                                      getAffineConstantExpr(0, ctx));
+        bool sizesMatch = true;
+        for (size_t j = 0, o = 0; j < big.size(); ++j) {
+          if (j == i || j == i + 1)
+            continue;
+          sizesMatch &= type.getDimSize(big[j]) == size(others[o]);
+          lse.dims[big[j]] = others[o];
+          exprs[big[j]] = getAffineDimExpr(others[o], ctx);
+          ++o;
+        }
+        if (!sizesMatch)
+          continue;
+        AffineExpr rowExpr = getAffineDimExpr(row, ctx);
+        exprs[big[i]] = rowExpr.floorDiv(n2);
+        exprs[big[i + 1]] = rowExpr % n2;
+        size_t mark = visited.size(), dims = sizes.size();
+        RaiseFailure saved = why;
+        Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
+        why = saved;
+        if (t && isLse(t, chain, ctx)) {
+          chain.lse = std::move(lse);
+          return;
+        }
+        while (visited.size() > mark)
+          visited.pop_back();
+        sizes.resize(dims);
+      }
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -22,16 +23,19 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
   MLIRContext *ctx = v.getContext();
   Value cur = v;
   AffineMap curAccess = access;
+  // The upcast of a cast round trip split over two ops (castRoundTripUpcast).
+  Operation *upcast = nullptr;
   while (Operation *def = cur.getDefiningOp()) {
     Value src;
     AffineMap next;
     if (auto lin = dyn_cast<linalg::LinalgOp>(def)) {
-      // Pure data movement: one input, body yields the input element.
-      if (lin.getNumDpsInputs() != 1 || lin.getNumDpsInits() != 1 ||
-          lin.getNumReductionLoops() != 0 || !lin.hasPureTensorSemantics())
-        break;
-      Block *body = lin.getBlock();
-      if (body->getTerminator()->getOperand(0) != body->getArgument(0))
+      // Pure data movement: the body yields an input element (up to the
+      // normal form: a broadcast written as `x + zeros` or `x * ones`, a
+      // cast round trip).
+      std::optional<unsigned> copied = copiedInput(lin);
+      if (!copied && (def == upcast || (upcast = castRoundTripUpcast(lin))))
+        copied = 0;
+      if (!copied)
         break;
       AffineMap outMap = lin.getIndexingMapMatchingResult(cast<OpResult>(cur));
       SmallVector<AffineExpr> loops(lin.getNumLoops());
@@ -46,7 +50,7 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
       }
       if (!ok || llvm::any_of(loops, [](AffineExpr e) { return !e; }))
         break;
-      OpOperand *in = lin.getDpsInputOperand(0);
+      OpOperand *in = lin.getDpsInputOperand(*copied);
       // A fill (a scalar broadcast) is a tensor with no source tensor.
       if (!isa<RankedTensorType>(in->get().getType()))
         break;
@@ -112,13 +116,51 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
                                chain.c1->getResult(0))
                          : AffineMap();
   SmallVector<AffineExpr> loops(chain.c1.getNumLoops());
+  SmallVector<int64_t> c1Ranges = chain.c1.getStaticLoopRanges();
+  // A row of the second contraction that the first folds with another
+  // coordinate in the other order (JAX's GQA folds queries and the heads of
+  // a group as q * G + g in the first contraction and g * Nq + q in the
+  // second): the row is split at the factor the scores' access divides it
+  // by, so that both read plain coordinates.
+  for (AffineExpr e : scoresAccess.getResults()) {
+    if (isa<AffineDimExpr, AffineConstantExpr>(e) || chain.split)
+      continue;
+    std::optional<std::pair<unsigned, int64_t>> fold;
+    e.walk([&](AffineExpr x) {
+      auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+      if (fold || !bin || bin.getKind() != AffineExprKind::FloorDiv)
+        return;
+      auto r = dyn_cast<AffineDimExpr>(bin.getLHS());
+      auto f = dyn_cast<AffineConstantExpr>(bin.getRHS());
+      if (r && f && llvm::is_contained(chain.rows, r.getPosition()) &&
+          f.getValue() > 1 && f.getValue() < size(r.getPosition()) &&
+          size(r.getPosition()) % f.getValue() == 0)
+        fold = std::make_pair(r.getPosition(), f.getValue());
+    });
+    if (!fold)
+      continue;
+    std::optional<unsigned> outer = freshDim(size(fold->first) / fold->second),
+                            inner = freshDim(fold->second);
+    if (!outer || !inner)
+      return fail(c1op, "too-complex", "too many dimensions");
+    splitRow(chain, fold->first, *outer, *inner, fold->second);
+  }
   for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
     auto d = dyn_cast<AffineDimExpr>(e);
-    auto s = dyn_cast<AffineDimExpr>(scoresAccess.getResult(p));
-    if (!d || !s || loops[d.getPosition()])
+    // A unit dimension of the scores is read at 0 when a reshape of unit
+    // axes lies between the contractions (its only index).
+    if (auto c = dyn_cast<AffineConstantExpr>(scoresAccess.getResult(p));
+        d && c && c.getValue() == 0 && c1Ranges[d.getPosition()] == 1 &&
+        !loops[d.getPosition()]) {
+      loops[d.getPosition()] = c;
+      continue;
+    }
+    if (!d || loops[d.getPosition()])
       return fail(c1op, "score-layout",
                   "the scores are reshaped between the contractions");
-    loops[d.getPosition()] = s;
+    // Any affine access: Q and K are composed with it exactly (and must
+    // come out as plain coordinate maps below).
+    loops[d.getPosition()] = scoresAccess.getResult(p);
   }
   for (auto [i, e] : llvm::enumerate(loops))
     if (!e) {
@@ -159,10 +201,26 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
   if (chain.rows.size() > 3)
     return fail(c2.getOperation(), "rank",
                 "more than three row dimensions (batch, heads, queries)");
-  // K and V: plain dims, or h floordiv G, or 0 on unit dims.
+  // A sum of coordinates times constants (flash decoding's split of the
+  // keys, read back as `s * chunk + k`): the layout copy reads it as is.
+  std::function<bool(AffineExpr)> isLinear = [&](AffineExpr e) -> bool {
+    if (isa<AffineDimExpr, AffineConstantExpr>(e))
+      return true;
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      return false;
+    if (bin.getKind() == AffineExprKind::Add)
+      return isLinear(bin.getLHS()) && isLinear(bin.getRHS());
+    return bin.getKind() == AffineExprKind::Mul &&
+           isa<AffineDimExpr>(bin.getLHS()) &&
+           isa<AffineConstantExpr>(bin.getRHS());
+  };
+  // K and V: plain dims, or h floordiv G, or 0 on unit dims, or linear.
   auto kvAcceptable = [&](AffineMap m) {
     for (AffineExpr e : m.getResults()) {
       if (isa<AffineDimExpr, AffineConstantExpr>(e))
+        continue;
+      if (isLinear(e))
         continue;
       auto bin = dyn_cast<AffineBinaryOpExpr>(e);
       if (bin && bin.getKind() == AffineExprKind::FloorDiv &&
@@ -185,15 +243,23 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       vOperand = in;
   AffineMap m2 = chain.c2.getMatchingIndexingMap(vOperand)
                      .replaceDimsAndSymbols({}, {}, kMaxDims, 0);
+  if (chain.split)
+    m2 = splitMap(m2, *chain.split);
   // A row that folds batch and heads (torch-mlir lowers every [B, H, N, D]
   // matmul to a 3-D batch_matmul over B * H): where K's source reads it as
   // both `r floordiv F` and `r mod F`, r becomes two coordinates
   // r = outer * F + inner, so that K/V heads and broadcast operands are read
   // as they are stored. (A GQA read `h floordiv G` alone is no fold.)
+  // The factor is read off K's source and Q's (GQA through reshapes: K's
+  // source reads r as `r floordiv (2 * G)` and `(r floordiv G) mod 2`, Q's
+  // as `r floordiv H` and `r mod H`).
   AffineMap kSrcMap =
       peel(kv, m1, inRanges, [](AffineMap) { return true; }).second;
+  AffineMap qSrcMap =
+      peel(qv, m0, inRanges, [](AffineMap) { return true; }).second;
   llvm::SmallSet<std::pair<unsigned, int64_t>, 4> divs, mods;
-  for (AffineExpr e : kSrcMap.getResults())
+  for (AffineExpr e : llvm::concat<const AffineExpr>(kSrcMap.getResults(),
+                                                     qSrcMap.getResults()))
     e.walk([&](AffineExpr x) {
       auto bin = dyn_cast<AffineBinaryOpExpr>(x);
       if (!bin)
@@ -207,7 +273,20 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
       else if (bin.getKind() == AffineExprKind::Mod)
         mods.insert({r.getPosition(), f.getValue()});
     });
-  for (auto [row, factor] : divs) {
+  // The largest factor read both ways (B * H, not a group inside H); a fold
+  // the graph's LSE reads as two dims first.
+  SmallVector<std::pair<unsigned, int64_t>> folds;
+  if (chain.lse && chain.lse->fold) {
+    folds.push_back({chain.lse->fold->row, chain.lse->fold->factor});
+    mods.insert(folds.front());
+  }
+  folds.append(divs.begin(), divs.end());
+  std::stable_sort(std::next(folds.begin(), chain.lse && chain.lse->fold),
+                    folds.end(),
+                    [](auto a, auto b) { return a.second > b.second; });
+  for (auto [row, factor] : folds) {
+    if (chain.split)
+      break;
     int64_t n = size(row);
     if (!mods.contains({row, factor}) || factor <= 1 || factor >= n ||
         n % factor != 0)
@@ -238,11 +317,18 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
         *group = 1;
         return true;
       }
-      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e))
+      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+          bin && bin.getKind() == AffineExprKind::FloorDiv)
         if (cast<AffineDimExpr>(bin.getLHS()).getPosition() == row) {
           *group = cast<AffineConstantExpr>(bin.getRHS()).getValue();
           return true;
         }
+      // A linear read of the row: its own data per index.
+      if (!isa<AffineDimExpr, AffineConstantExpr>(e) && usesDim(e, row) &&
+          isLinear(e)) {
+        *group = 1;
+        return true;
+      }
     }
     *group = 0; // absent: all heads share one
     return false;
@@ -308,11 +394,13 @@ LogicalResult Matcher::assignRoles(Chain &chain) {
         if (!usesDim(e, *chain.hDim))
           continue;
         auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-        bool ok = isa<AffineDimExpr>(e) ? g == 1
-                  : bin && bin.getKind() == AffineExprKind::FloorDiv &&
-                      isa<AffineDimExpr>(bin.getLHS()) &&
-                      cast<AffineConstantExpr>(bin.getRHS()).getValue() % g ==
-                          0;
+        bool ok = isa<AffineDimExpr>(e) || (bin && isLinear(e))
+                      ? g == 1
+                      : bin && bin.getKind() == AffineExprKind::FloorDiv &&
+                            isa<AffineDimExpr>(bin.getLHS()) &&
+                            cast<AffineConstantExpr>(bin.getRHS()).getValue() %
+                                    g ==
+                                0;
         if (!ok)
           return fail(c1op, "heads",
                       "key/value heads are not read as h or h floordiv G");

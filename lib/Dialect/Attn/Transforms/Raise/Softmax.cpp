@@ -38,7 +38,7 @@ bool Matcher::isEmptyRowTest(Term *t, Term *scores, unsigned k) {
     double c;
     if (!isConstTerm(cmp->args[1 - i], &c) || !std::isinf(c) || c > 0)
       continue;
-    TermEq eq{{{t->dim, k}}, ctx};
+    TermEq eq{{{t->dim, k}}, ctx, sizes};
     if (eq.eq(stripCasts(cmp->args[i]), scores))
       return true;
   }
@@ -132,10 +132,29 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
       }
       return false;
     };
-    if (foreignMask(p))
+    if (foreignMask(p)) {
+      // What multiplies or selects the probabilities: a runtime tensor is
+      // dropout; a constant (a splat scale, a constant mask) changes them
+      // after the normalization, which the op never does.
+      bool runtime = false;
+      std::function<void(Term *)> scan = [&](Term *t) {
+        t = stripCasts(t);
+        if (t->kind == Term::Leaf && t->tensor != scoresValue &&
+            !getSplatLeaf(t) && !matchPattern(t->tensor, m_Constant()))
+          runtime = true;
+        if (isOp<arith::MulFOp, arith::SelectOp>(t))
+          for (Term *a : t->args)
+            scan(a);
+      };
+      scan(p);
+      if (!runtime)
+        return fail(at, "after-softmax",
+                    "the probabilities are scaled or masked after the "
+                    "softmax (attn.attention masks and scales before it)");
       return fail(at, "external-dropout",
                   "dropout with an external mask tensor cannot be carried "
                   "(attn.attention regenerates its mask from a seed)");
+    }
     return fail(at, "no-softmax",
                 "the probabilities are not a softmax (a quotient by a row "
                 "sum of exponentials)");
@@ -146,7 +165,7 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
     return fail(sumAt, "softmax-sum", "the softmax sum does not start at 0");
   // Casts around the summed exponentials (a bf16 numerator summed in an f32
   // accumulator) only round; the op sums in f32.
-  TermEq sumEq{{{l->dim, k}}, ctx};
+  TermEq sumEq{{{l->dim, k}}, ctx, sizes};
   if (!sumEq.eq(stripCasts(l->args[0]), stripCasts(e)))
     return fail(sumAt, "softmax-axis",
                 "the softmax sum does not reduce the exponentials over the "
@@ -191,7 +210,7 @@ LogicalResult Matcher::matchNormalization(Term *p, Chain &chain) {
         return fail(maxAt, "softmax-max",
                     "the softmax max does not start at -inf or the lowest "
                     "finite value of the scores' type");
-      TermEq maxEq{{{m->dim, k}}, ctx};
+      TermEq maxEq{{{m->dim, k}}, ctx, sizes};
       if (!maxEq.eq(m->args[0], x->args[0]))
         return fail(maxAt, "softmax-axis",
                     "the softmax max is not taken over the key axis of the "

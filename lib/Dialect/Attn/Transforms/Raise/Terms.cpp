@@ -107,6 +107,11 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
   auto bin = dyn_cast<AffineBinaryOpExpr>(e);
   if (!bin)
     return e;
+  // An expression of one value (`d * 8` with d a unit dimension) is that
+  // constant (a bare unit dimension stays a dimension).
+  if (std::optional<std::pair<int64_t, int64_t>> r = rangeOf(e, sizes);
+      r && r->first == r->second)
+    return getAffineConstantExpr(r->first, e.getContext());
   AffineExpr l = simplifyInRanges(bin.getLHS(), sizes),
              r = simplifyInRanges(bin.getRHS(), sizes);
   auto c = dyn_cast<AffineConstantExpr>(r);
@@ -146,6 +151,46 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
       return simplify(bin.getKind() == AffineExprKind::FloorDiv
                           ? multiple.floorDiv(k)
                           : rest);
+    // (a * X + y) floordiv (a * m) = X floordiv m and (a * X + y) mod (a * m)
+    // = a * (X mod m) + y where 0 <= y < a (a collapsed dim read through an
+    // expand of a coarser grouping).
+    for (int64_t a = k / 2; a > 1; --a) {
+      if (k % a != 0)
+        continue;
+      AffineExpr big = getAffineConstantExpr(0, e.getContext()),
+                 small = getAffineConstantExpr(0, e.getContext());
+      bool anyBig = false;
+      for (AffineExpr t : terms) {
+        int64_t coeff = 0;
+        if (auto tc = dyn_cast<AffineConstantExpr>(t))
+          coeff = tc.getValue();
+        else if (auto tm = dyn_cast<AffineBinaryOpExpr>(t);
+                 tm && tm.getKind() == AffineExprKind::Mul)
+          if (auto mc = dyn_cast<AffineConstantExpr>(tm.getRHS()))
+            coeff = mc.getValue();
+        if (coeff != 0 && coeff % a == 0) {
+          big = big + t;
+          anyBig = true;
+        } else {
+          small = small + t;
+        }
+      }
+      std::optional<std::pair<int64_t, int64_t>> sr = rangeOf(small, sizes);
+      if (!anyBig || !sr || sr->first < 0 || sr->second >= a)
+        continue;
+      AffineExpr x = simplify(big.floorDiv(a)); // exact: every term divides
+      return bin.getKind() == AffineExprKind::FloorDiv
+                 ? simplifyInRanges(simplify(x.floorDiv(k / a)), sizes)
+                 : simplifyInRanges(simplify((x % (k / a)) * a + small), sizes);
+    }
+    // (k * y + x) floordiv k = y + x floordiv k and (k * y + x) mod k =
+    // x mod k for integers, whatever the range of x.
+    if (!isa<AffineConstantExpr>(simplify(multiple)) &&
+        !isa<AffineConstantExpr>(simplify(rest)))
+      return bin.getKind() == AffineExprKind::FloorDiv
+                 ? simplify(simplify(multiple.floorDiv(k)) +
+                            simplifyInRanges(simplify(rest.floorDiv(k)), sizes))
+                 : simplifyInRanges(simplify(rest % k), sizes);
   }
   switch (bin.getKind()) {
   case AffineExprKind::Add:
@@ -163,10 +208,72 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
   }
 }
 
+/// `a * c * (x floordiv c) + a * (x mod c)` -> `a * x` among the summands of
+/// `e` (a linearization of a delinearized index: a collapse read back through
+/// an expand of another grouping).
+static AffineExpr recombine(AffineExpr e) {
+  SmallVector<std::pair<int64_t, AffineExpr>> terms; // coefficient, factor
+  std::function<void(AffineExpr, int64_t)> collect = [&](AffineExpr x,
+                                                         int64_t coeff) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+    if (bin && bin.getKind() == AffineExprKind::Add) {
+      collect(bin.getLHS(), coeff);
+      collect(bin.getRHS(), coeff);
+      return;
+    }
+    if (bin && bin.getKind() == AffineExprKind::Mul)
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS())) {
+        collect(bin.getLHS(), coeff * c.getValue());
+        return;
+      }
+    terms.push_back({coeff, x});
+  };
+  collect(e, 1);
+  bool changed = true, any = false;
+  while (changed) {
+    changed = false;
+    for (size_t i = 0; i < terms.size() && !changed; ++i) {
+      auto div = dyn_cast<AffineBinaryOpExpr>(terms[i].second);
+      if (!div || div.getKind() != AffineExprKind::FloorDiv)
+        continue;
+      auto c = dyn_cast<AffineConstantExpr>(div.getRHS());
+      if (!c || c.getValue() <= 0 || terms[i].first % c.getValue() != 0)
+        continue;
+      int64_t a = terms[i].first / c.getValue();
+      for (size_t j = 0; j < terms.size(); ++j) {
+        auto mod = dyn_cast<AffineBinaryOpExpr>(terms[j].second);
+        if (j == i || !mod || mod.getKind() != AffineExprKind::Mod ||
+            mod.getLHS() != div.getLHS() || mod.getRHS() != div.getRHS() ||
+            terms[j].first != a)
+          continue;
+        terms[i] = {a, div.getLHS()};
+        terms.erase(terms.begin() + j);
+        changed = any = true;
+        break;
+      }
+    }
+  }
+  if (!any)
+    return e;
+  AffineExpr out = getAffineConstantExpr(0, e.getContext());
+  for (auto [coeff, x] : terms)
+    out = out + x * coeff;
+  return simplify(out);
+}
+
 AffineMap Matcher::simplifyInRanges(AffineMap map) const {
   SmallVector<AffineExpr> exprs;
-  for (AffineExpr e : map.getResults())
-    exprs.push_back(raise::simplifyInRanges(e, sizes));
+  for (AffineExpr e : map.getResults()) {
+    e = raise::simplifyInRanges(e, sizes);
+    // Recombining may expose more floordiv / mod of collapsed dims.
+    for (int i = 0; i < 4; ++i) {
+      AffineExpr r = recombine(e);
+      if (r == e)
+        break;
+      e = raise::simplifyInRanges(r, sizes);
+    }
+    exprs.push_back(e);
+  }
   return AffineMap::get(map.getNumDims(), map.getNumSymbols(), exprs,
                         map.getContext());
 }
@@ -200,8 +307,13 @@ bool TermEq::eq(Term *a, Term *b) {
       return false;
     for (auto [x, y] : llvm::zip(a->access.getResults(),
                                  b->access.getResults()))
-      if (rename(x) != y)
-        return false;
+      if (AffineExpr rx = rename(x); rx != y) {
+        // A unit dimension read as `q` on one side and `0` on the other
+        // (a reshape of unit axes on one path): the same index.
+        auto rr = rangeOf(rx, sizes), ry = rangeOf(y, sizes);
+        if (!rr || !ry || rr->first != rr->second || *rr != *ry)
+          return false;
+      }
     return true;
   case Term::Scalar:
     return a->scalar == b->scalar;
@@ -517,7 +629,7 @@ Term *Matcher::traceScalar(Value s, linalg::LinalgOp op,
       return nullptr;
     t->args.push_back(a);
   }
-  return t;
+  return normalizeTerm(t);
 }
 
 } // namespace attnfuse::attn::raise

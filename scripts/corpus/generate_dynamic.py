@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Attention graphs with a runtime sequence length (issue 26, item 3).
+
+`torch.export` with a `Dim` for the sequence length, through torch-mlir
+(linalg-on-tensors; its TOSA backend fails on them), and `torch.onnx.export` with a dynamic axis
+through torch-mlir's ONNX importer. The graphs have `?` dimensions; the
+raising must find every chain as a candidate and say why it is not fused
+(attn.attention takes static shapes today).
+
+Models: a plain SDPA module (torch.nn.functional.scaled_dot_product_attention,
+math backend, optionally causal), an explicit softmax(QK^T * s) V module, and
+the tiny transformers GPT-2 of scripts/corpus/generate.py (eager and SDPA).
+
+Writes test/Corpus/dynamic/<source>_<name>.mlir and their manifest entries.
+Usage (after scripts/corpus/setup-venv.sh):
+  .venv-corpus/bin/python scripts/corpus/generate_dynamic.py
+"""
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch  # noqa: E402
+from torch.export import Dim  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import generate  # noqa: E402  (model builders, export helpers, versions)
+from mlirtext import i1_hex_to_literal  # noqa: E402
+
+REPO = generate.REPO
+
+
+class Sdpa(torch.nn.Module):
+    def __init__(self, causal):
+        super().__init__()
+        self.causal = causal
+
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+
+
+class Explicit(torch.nn.Module):
+    def forward(self, q, k, v):
+        s = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+def qkv(batch, heads, seq, dim, dtype=torch.float32):
+    return tuple(torch.randn(batch, heads, seq, dim, dtype=dtype) for _ in range(3))
+
+
+SEQ = Dim("seq", min=2, max=4096)
+QKV_DYN = ({2: SEQ}, {2: SEQ}, {2: SEQ})
+
+# name -> (model builder, inputs, dynamic_shapes, chains, kind)
+MODELS = {
+    "sdpa_b1_h4_d64": (lambda: Sdpa(False), lambda: qkv(1, 4, 128, 64), QKV_DYN, 1,
+                       "SDPA, runtime sequence length (Dim), head dim 64"),
+    "sdpa_causal_b2_h2_d16": (lambda: Sdpa(True), lambda: qkv(2, 2, 16, 16), QKV_DYN, 1,
+                              "SDPA is_causal, runtime sequence length (Dim)"),
+    "explicit_b1_h2_d32": (lambda: Explicit(), lambda: qkv(1, 2, 32, 32), QKV_DYN, 1,
+                           "softmax(Q K^T / sqrt(d)) V written out, runtime sequence length"),
+}
+
+
+def gpt2_model(impl):
+    generate.seed(0)
+    return generate.MODELS["gpt2"]["build"](impl).eval()
+
+
+def gpt2_inputs():
+    generate.seed(1)
+    return generate.MODELS["gpt2"]["inputs"](1)
+
+
+GPT2_DYN = ({1: Dim("seq", min=2, max=1024)}, {1: Dim("seq", min=2, max=1024)})
+
+
+def export_torch(model, inputs, dyn, output_type):
+    from torch_mlir import fx
+
+    generate.persist_buffers(model)
+    with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]):
+        ep = torch.export.export(model, inputs, dynamic_shapes=dyn)
+        mod = fx.export_and_import(ep, output_type=output_type, func_name="forward")
+    return generate.module_text(mod)
+
+
+def export_onnx(model, inputs, names, axes, tmp):
+    import onnx
+    from torch_mlir.extras import onnx_importer
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.ir import Context
+    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+
+    path = os.path.join(tmp, "m.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, inputs, path, opset_version=18, dynamo=False,
+                          input_names=names, dynamic_axes=axes)
+    proto = onnx.shape_inference.infer_shapes(onnx.load(path), data_prop=True)
+    ctx = Context()
+    torch_d.register_dialect(ctx)
+    info = onnx_importer.ModelInfo(proto)
+    m = info.create_module(context=ctx).operation
+    onnx_importer.NodeImporter.define_function(info.main_graph, m).import_all()
+    run_pipeline_with_repro_report(
+        m,
+        "builtin.module(func.func(convert-torch-onnx-to-torch), torch-lower-to-backend-contract,"
+        " func.func(cse, canonicalize), torch-backend-to-linalg-on-tensors-backend-pipeline)",
+        "ONNX -> torch -> linalg-on-tensors")
+    return m.get_asm(enable_debug_info=False)
+
+
+def main():
+    out = os.path.join(REPO, "test", "Corpus")
+    manifest_path = os.path.join(out, "manifest.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    files = manifest["files"]
+    jobs = []
+    for name, (build, inputs, dyn, chains, kind) in MODELS.items():
+        # TOSA: torch-mlir's torch-backend-to-tosa-backend-pipeline fails on these
+        # graphs (torch-mlir 20261001), so linalg-on-tensors only.
+        for source, ot in (("linalg", "linalg-on-tensors"),):
+            jobs.append((f"{source}_{name}", chains, kind,
+                         f"torch.export(dynamic_shapes=Dim seq) + torch_mlir.fx.export_and_import("
+                         f"output_type=\"{ot}\")",
+                         lambda b=build, i=inputs, d=dyn, o=ot: export_torch(b().eval(), i(), d, o)))
+        jobs.append((f"onnx_{name}", chains, kind,
+                     "torch.onnx.export(opset 18, dynamic_axes seq) + torch_mlir onnx_importer"
+                     " + torch-backend-to-linalg-on-tensors",
+                     lambda b=build, i=inputs: export_onnx(
+                         b().eval(), i(), ["q", "k", "v"], {n: {2: "seq"} for n in "qkv"},
+                         tempfile.mkdtemp())))
+    for impl in ("eager", "sdpa"):
+        for source, ot in (("linalg", "linalg-on-tensors"),):
+            jobs.append((f"{source}_gpt2_{impl}_b1", 1,
+                         f"transformers GPT-2 ({generate.MODELS['gpt2']['config']}), {impl}, "
+                         "runtime sequence length (Dim)",
+                         f"torch.export(dynamic_shapes=Dim seq) + torch_mlir.fx.export_and_import("
+                         f"output_type=\"{ot}\")",
+                         lambda i=impl, o=ot: export_torch(gpt2_model(i), gpt2_inputs(), GPT2_DYN, o)))
+    failures = []
+    os.makedirs(os.path.join(out, "dynamic"), exist_ok=True)
+    for name, chains, kind, how, fn in jobs:
+        rel = f"dynamic/{name}.mlir"
+        try:
+            torch.manual_seed(0)
+            text = i1_hex_to_literal(fn())
+        except Exception as e:
+            failures.append((rel, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+            traceback.print_exc(limit=2)
+            continue
+        if "?" not in text.split("{-#")[0]:
+            failures.append((rel, "no dynamic dimension in the export"))
+            continue
+        header = (f"// Generated by scripts/corpus/generate_dynamic.py: {name}.\n// {how}.\n"
+                  "// Test input, not a lit test.\n")
+        with open(os.path.join(out, rel), "w") as f:
+            f.write(header + text)
+        files[rel] = {"model": name, "config": kind, "attn_implementation": "dynamic",
+                      "batch": 1 if "_b1" in name else 2, "source": "dynamic", "export": how,
+                      "chains": chains, "fused": 0, "dynamic": True, "kind": kind,
+                      "bytes": len(header) + len(text)}
+        print("ok  ", rel, len(text) // 1024, "KB")
+    manifest["files"] = dict(sorted(files.items()))
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    for rel, msg in failures:
+        print("FAIL", rel, msg)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
