@@ -166,7 +166,8 @@ void attnfuse_run::roundAttentionResults(ModuleOp module) {
                        : isa<BFloat16Type>(element) ? "bf16"
                                                     : "f32";
       // x -> f64 -> x's type: the identity until promotion.
-      Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, result);
+      Value init = tensor::EmptyOp::create(b, loc, sizes, element);
       AffineMap id = b.getMultiDimIdentityMap(type.getRank());
       SmallVector<utils::IteratorType> iters(type.getRank(),
                                              utils::IteratorType::parallel);
@@ -179,7 +180,13 @@ void attnfuse_run::roundAttentionResults(ModuleOp module) {
             narrow->setAttr(kRoundTo, nb.getStringAttr(name));
             linalg::YieldOp::create(nb, nl, narrow.getResult());
           });
-      result.replaceAllUsesExcept(round.getResult(0), round);
+      // Every use but the rounding and the tensor.dim of its runtime sizes.
+      result.replaceUsesWithIf(round.getResult(0), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user != round &&
+               !(isa<tensor::DimOp>(user) && user->getBlock() == round->getBlock() &&
+                                  user->isBeforeInBlock(round));
+      });
     }
   }
 }

@@ -37,16 +37,17 @@ static llvm::Expected<HostTensor> readResult(const int64_t *words,
                                              RankedTensorType type,
                                              unsigned index) {
   ElementKind kind = *getElementKind(type.getElementType());
-  HostTensor tensor(kind, type.getShape());
   int64_t rank = type.getRank();
-  if (ArrayRef<int64_t>(words + 3, rank) != type.getShape())
-    return llvm::createStringError("result " + std::to_string(index) +
-                                   " has unexpected sizes");
-  attnfuse::copyMemref(words,
-                       attnfuse::describeDenseMemref(tensor.data(),
-                                                     type.getShape())
-                           .data(),
-                       rank, getByteSize(kind));
+  // A runtime dimension ('?') takes its size from the descriptor.
+  ArrayRef<int64_t> sizes(words + 3, rank);
+  for (auto [size, expected] : llvm::zip(sizes, type.getShape()))
+    if (size < 0 || (!ShapedType::isDynamic(expected) && size != expected))
+      return llvm::createStringError("result " + std::to_string(index) +
+                                     " has unexpected sizes");
+  HostTensor tensor(kind, sizes);
+  attnfuse::copyMemref(
+      words, attnfuse::describeDenseMemref(tensor.data(), sizes).data(), rank,
+      getByteSize(kind));
   return tensor;
 }
 

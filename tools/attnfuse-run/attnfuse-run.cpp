@@ -84,6 +84,13 @@ static cl::list<std::string>
                         "random inputs)"),
                cl::value_desc("a.npy,b.npy,..."), cl::cat(runCategory));
 
+static cl::list<int64_t> dynamicSizes(
+    "dynamic-sizes", cl::CommaSeparated,
+    cl::desc("Sizes of the runtime dimensions ('?') of the arguments: one per "
+             "'?' in the order they appear, or one for all of them (e.g. the "
+             "sequence length of a graph exported with a dynamic length)"),
+    cl::value_desc("N,..."), cl::cat(runCategory));
+
 static cl::opt<uint64_t>
     seed("seed", cl::init(0),
          cl::desc("Seed of the random inputs (default 0)"),
@@ -243,14 +250,13 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
                      "; choose one with --entry");
 }
 
-/// Checks that `type` is a statically shaped ranked tensor or (when
-/// `allowScalar`) a scalar of a supported element type.
+/// Checks that `type` is a ranked tensor (runtime dimensions take their
+/// sizes from --dynamic-sizes) or (when `allowScalar`) a scalar of a
+/// supported element type.
 static LogicalResult checkType(Type type, bool allowScalar,
                                const llvm::Twine &what) {
   Type element = type;
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-    if (!tensor.hasStaticShape())
-      return reportError(what + " has a dynamic shape: " + toString(type));
     element = tensor.getElementType();
   } else if (!allowScalar) {
     return reportError(what + " is not a ranked tensor: " + toString(type));
@@ -263,18 +269,45 @@ static LogicalResult checkType(Type type, bool allowScalar,
   int64_t bytes = 8;
   if (auto tensor = dyn_cast<RankedTensorType>(type))
     for (int64_t dim : tensor.getShape())
-      if (llvm::MulOverflow(bytes, dim, bytes))
+      if (!ShapedType::isDynamic(dim) && llvm::MulOverflow(bytes, dim, bytes))
         return reportError(what + " has more elements than a host buffer "
                                   "can hold: " +
                            toString(type));
   return success();
 }
 
-/// Returns the element kind and shape (empty for scalars) of `type`.
-static std::pair<ElementKind, ArrayRef<int64_t>> describeType(Type type) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    return {*getElementKind(tensor.getElementType()), tensor.getShape()};
-  return {*getElementKind(type), {}};
+/// Returns the element kind and shape (empty for scalars) of `type`, its
+/// runtime dimensions taken from --dynamic-sizes (`nextDynamic` counts the
+/// ones taken so far over all arguments).
+static FailureOr<std::pair<ElementKind, SmallVector<int64_t>>>
+describeType(Type type, size_t &nextDynamic, const llvm::Twine &what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return std::pair{*getElementKind(type), SmallVector<int64_t>()};
+  SmallVector<int64_t> shape(tensor.getShape());
+  for (int64_t &dim : shape) {
+    if (!ShapedType::isDynamic(dim))
+      continue;
+    if (dynamicSizes.empty())
+      return reportError(what + " has runtime dimensions: " + toString(type) +
+                         "; give their sizes with --dynamic-sizes");
+    if (dynamicSizes.size() > 1 && nextDynamic >= dynamicSizes.size())
+      return reportError("--dynamic-sizes gives " +
+                         llvm::Twine(dynamicSizes.size()) +
+                         " sizes; the arguments have more runtime dimensions");
+    dim = dynamicSizes.size() == 1 ? dynamicSizes[0]
+                                   : dynamicSizes[nextDynamic];
+    ++nextDynamic;
+    if (dim < 0)
+      return reportError("--dynamic-sizes must be non-negative, got " +
+                         llvm::Twine(dim));
+  }
+  int64_t bytes = 8;
+  for (int64_t dim : shape)
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return reportError(what + " has more elements than a host buffer can "
+                                "hold with --dynamic-sizes");
+  return std::pair{*getElementKind(tensor.getElementType()), shape};
 }
 
 /// Writes `tensors` to `dir/<prefix><i>.npy`, creating `dir`.
@@ -488,8 +521,14 @@ static FailureOr<bool> runMain() {
     return reportError("--inputs names " + llvm::Twine(inputFiles.size()) +
                        " files but @" + funcName + " takes " +
                        llvm::Twine(type.getNumInputs()) + " arguments");
+  size_t nextDynamic = 0;
   for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
-    auto [kind, shape] = describeType(argType);
+    auto described = describeType(argType, nextDynamic,
+                                  "argument " + llvm::Twine(i) + " of @" +
+                                      funcName);
+    if (failed(described))
+      return failure();
+    auto [kind, shape] = *described;
     if (inputFiles.empty()) {
       // Integers that index a tensor are drawn in its range unless
       // --int-bound says otherwise.

@@ -22,6 +22,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",
@@ -57,6 +58,7 @@ def ConvertAttnToSCF : Pass<"convert-attn-to-scf"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",

@@ -220,7 +220,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
                             << ")";
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
-      return op.emitOpError("convert-attn-to-gpu needs static shapes");
+      return op.emitOpError(
+          "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
+          "runtime sizes yet (the CPU lowerings do)");
   // The kernel's arguments are Q, K, V, bias, keep mask, seed and what the
   // score_mod region uses from above: statically shaped tensors (read with
   // tensor.extract) and scalars; the region is cloned into the kernel, with
@@ -549,7 +551,9 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
            << "' (" << getKernelFamilyNames() << ")";
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
-      return op.emitOpError("convert-attn-to-gpu needs static shapes");
+      return op.emitOpError(
+          "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
+          "runtime sizes yet (the CPU lowerings do)");
   // The derivative of the score_mod region (buildScoreModWithDerivative)
   // clones constants from above into the kernel, nothing else.
   if (!op.getScoreMod().empty()) {

@@ -12,6 +12,7 @@
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -31,16 +32,27 @@ using namespace attnfuse::attn;
 namespace {
 using utils::IteratorType;
 
+/// A shape whose sizes are static (index attributes) or runtime values.
+using Shape = SmallVector<OpFoldResult>;
+
 /// Builds the linalg.generic ops and constants of one lowering.
 struct GenericBuilder {
   OpBuilder &b;
   Location loc;
   Type f32;
 
+  /// The tensor type of `shape` (its runtime sizes '?').
+  RankedTensorType typeOf(ArrayRef<OpFoldResult> shape, Type elementType) {
+    SmallVector<int64_t> sizes;
+    for (OpFoldResult d : shape)
+      sizes.push_back(getConstantIntValue(d).value_or(ShapedType::kDynamic));
+    return RankedTensorType::get(sizes, elementType);
+  }
+
   Value constF32(float v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
-  Value filled(ArrayRef<int64_t> shape, float v) {
+  Value filled(ArrayRef<OpFoldResult> shape, float v) {
     Value empty = tensor::EmptyOp::create(b, loc, shape, f32);
     return linalg::FillOp::create(b, loc, constF32(v), empty).getResult(0);
   }
@@ -59,7 +71,8 @@ struct GenericBuilder {
     AffineMap id = b.getMultiDimIdentityMap(type.getRank());
     SmallVector<IteratorType> iters(type.getRank(), IteratorType::parallel);
     return generic(type.clone(elementType), {x},
-                   empty(type.getShape(), elementType), {id, id}, iters,
+                   empty(tensor::getMixedSizes(b, loc, x), elementType),
+                   {id, id}, iters,
                    [&](OpBuilder &nb, Location l, ValueRange a) {
                      linalg::YieldOp::create(
                          nb, l,
@@ -75,15 +88,15 @@ struct GenericBuilder {
       result.push_back(linalg::IndexOp::create(b, loc, i));
     return result;
   }
-  Value empty(ArrayRef<int64_t> shape, Type type) {
+  Value empty(ArrayRef<OpFoldResult> shape, Type type) {
     return tensor::EmptyOp::create(b, loc, shape, type);
   }
   /// A contraction `out[par...] += f32(x) * f32(y)` over the last loop.
-  Value contract(ArrayRef<int64_t> outShape, Value x, AffineMap xMap, Value y,
-                 AffineMap yMap, AffineMap outMap) {
+  Value contract(ArrayRef<OpFoldResult> outShape, Value x, AffineMap xMap,
+                 Value y, AffineMap yMap, AffineMap outMap) {
     SmallVector<IteratorType> iters(outShape.size(), IteratorType::parallel);
     iters.push_back(IteratorType::reduction);
-    return generic(RankedTensorType::get(outShape, f32), {x, y},
+    return generic(typeOf(outShape, f32), {x, y},
                    filled(outShape, 0.0f), {xMap, yMap, outMap}, iters,
                    [&](OpBuilder &nb, Location l, ValueRange a) {
                      GenericBuilder n{nb, l, f32};
@@ -98,12 +111,12 @@ struct GenericBuilder {
   /// The contraction `out[par...] += x * f32(y)` over the last loop of the
   /// terms whose key is not hidden: `t` (the masked scores, read with
   /// `xMap`) is -inf where it is (buildVisibleProduct).
-  Value contractVisible(ArrayRef<int64_t> outShape, Value t, Value x,
+  Value contractVisible(ArrayRef<OpFoldResult> outShape, Value t, Value x,
                         AffineMap xMap, Value y, AffineMap yMap,
                         AffineMap outMap) {
     SmallVector<IteratorType> iters(outShape.size(), IteratorType::parallel);
     iters.push_back(IteratorType::reduction);
-    return generic(RankedTensorType::get(outShape, f32), {t, x, y},
+    return generic(typeOf(outShape, f32), {t, x, y},
                    filled(outShape, 0.0f), {xMap, xMap, yMap, outMap}, iters,
                    [&](OpBuilder &nb, Location l, ValueRange a) {
                      GenericBuilder n{nb, l, f32};
@@ -159,9 +172,10 @@ static SmallVector<Value> buildMaskedScores(GenericBuilder &h,
     ins.push_back(operand);
     maps.push_back(h.broadcastMap(cast<RankedTensorType>(operand.getType())));
   }
-  SmallVector<Value> inits = {h.empty(scoreType.getShape(), h.f32)};
+  Shape shape = tensor::getMixedSizes(h.b, h.loc, scores);
+  SmallVector<Value> inits = {h.empty(shape, h.f32)};
   if (withJacobian)
-    inits.push_back(h.empty(scoreType.getShape(), h.f32));
+    inits.push_back(h.empty(shape, h.f32));
   maps.append(inits.size(), id);
   SmallVector<Type> types(inits.size(), scoreType);
   auto generic = linalg::GenericOp::create(
@@ -192,16 +206,19 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   GenericBuilder h{b, loc, b.getF32Type()};
   MLIRContext *ctx = b.getContext();
 
-  int64_t B = op.getBatchSize(), Hq = op.getNumQueryHeads(),
-          Nq = op.getQueryLength(), Nk = op.getKeyLength(),
-          Dv = op.getHeadDimV(), G = op.getGroupSize();
+  AttentionSizes sizes = op.getSizes();
+  SizeValues n = materializeSizes(b, loc, op);
+  buildRuntimeSizeChecks(b, loc, op, n);
+  OpFoldResult Hq = b.getIndexAttr(sizes.queryHeads),
+               Dv = b.getIndexAttr(sizes.headDimV);
+  int64_t G = sizes.groupSize();
   AffineExpr d0, d1, d2, d3, d4;
   bindDims(ctx, d0, d1, d2, d3, d4);
   AffineExpr kvHead = d1.floorDiv(G);
-  SmallVector<int64_t> scoreShape = {B, Hq, Nq, Nk};
-  SmallVector<int64_t> rowShape = {B, Hq, Nq};
-  auto scoreType = RankedTensorType::get(scoreShape, h.f32);
-  auto rowType = RankedTensorType::get(rowShape, h.f32);
+  Shape scoreShape = {n.batch, Hq, n.queryLength, n.keyLength};
+  Shape rowShape = {n.batch, Hq, n.queryLength};
+  auto scoreType = h.typeOf(scoreShape, h.f32);
+  auto rowType = h.typeOf(rowShape, h.f32);
   IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
   float negInf = -std::numeric_limits<float>::infinity();
 
@@ -277,7 +294,7 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
           .getResult(0);
   // O[b,h,q,e] = sum_k P[b,h,q,k] * f32(V[b,h/G,k,e]) over the keys that
   // are not hidden (T > -inf): a hidden key adds nothing, whatever V holds.
-  SmallVector<int64_t> outShape = {B, Hq, Nq, Dv};
+  Shape outShape = {n.batch, Hq, n.queryLength, Dv};
   Value out = h.contractVisible(outShape, masked, probs,
                                 h.map(5, {d0, d1, d2, d4}), op.getValue(),
                                 h.map(5, {d0, kvHead, d4, d3}), id5);
@@ -305,20 +322,19 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
 /// each group, giving [B, Hkv, N, D] in `elementType`.
 static Value reduceGroups(GenericBuilder &h, Value perHead, int64_t groupSize,
                           Type elementType) {
-  auto type = cast<RankedTensorType>(perHead.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape[1] /= groupSize;
+  Shape shape = tensor::getMixedSizes(h.b, h.loc, perHead);
+  shape[1] = h.b.getIndexAttr(*getConstantIntValue(shape[1]) / groupSize);
   // [B, Hq, N, D] -> [B, Hkv, G, N, D] (query head h = kv head * G + g).
-  SmallVector<int64_t> grouped = {shape[0], shape[1], groupSize, shape[2],
-                                  shape[3]};
+  Shape grouped = {shape[0], shape[1], h.b.getIndexAttr(groupSize), shape[2],
+                   shape[3]};
   Value split = tensor::ExpandShapeOp::create(
-      h.b, h.loc, RankedTensorType::get(grouped, h.f32), perHead,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+      h.b, h.loc, h.typeOf(grouped, h.f32), perHead,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}, grouped);
   AffineExpr d0, d1, d2, d3, d4;
   bindDims(h.b.getContext(), d0, d1, d2, d3, d4);
   IteratorType par = IteratorType::parallel;
   Value sum =
-      h.generic(RankedTensorType::get(shape, h.f32), {split},
+      h.generic(h.typeOf(shape, h.f32), {split},
                 h.filled(shape, 0.0f),
                 {h.map(5, {d0, d1, d4, d2, d3}), h.map(5, {d0, d1, d2, d3})},
                 {par, par, par, par, IteratorType::reduction},
@@ -338,18 +354,20 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
   GenericBuilder h{b, loc, b.getF32Type()};
   MLIRContext *ctx = b.getContext();
 
-  RankedTensorType qType = op.getQueryType();
-  int64_t B = qType.getDimSize(0), Hq = qType.getDimSize(1),
-          Nq = qType.getDimSize(2), D = qType.getDimSize(3),
-          Nk = op.getKeyType().getDimSize(2),
-          Dv = op.getValueType().getDimSize(3),
-          G = Hq / op.getKeyType().getDimSize(1);
-  Type elementType = qType.getElementType();
+  AttentionSizes sizes = op.getSizes();
+  SizeValues n = materializeSizes(b, loc, op);
+  buildRuntimeSizeChecks(b, loc, op, n);
+  OpFoldResult Hq = b.getIndexAttr(sizes.queryHeads),
+               D = b.getIndexAttr(sizes.headDimQK),
+               Dv = b.getIndexAttr(sizes.headDimV);
+  int64_t G = sizes.groupSize();
+  Type elementType = op.getQueryType().getElementType();
   AffineExpr d0, d1, d2, d3, d4;
   bindDims(ctx, d0, d1, d2, d3, d4);
   AffineExpr kvHead = d1.floorDiv(G);
-  SmallVector<int64_t> scoreShape = {B, Hq, Nq, Nk}, rowShape = {B, Hq, Nq};
-  auto scoreType = RankedTensorType::get(scoreShape, h.f32);
+  Shape scoreShape = {n.batch, Hq, n.queryLength, n.keyLength},
+        rowShape = {n.batch, Hq, n.queryLength};
+  auto scoreType = h.typeOf(scoreShape, h.f32);
   IteratorType par = IteratorType::parallel;
   AffineMap id4 = h.map(4, {d0, d1, d2, d3}), row4 = h.map(4, {d0, d1, d2});
   AffineMap id5 = h.map(5, {d0, d1, d2, d3});
@@ -397,7 +415,7 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
   // Every sum over keys or queries below skips the hidden (q, k)
   // (buildVisibleProduct), whatever their P, dS, K, V or dO.
   Value dvPerHead = h.contractVisible(
-      {B, Hq, Nk, Dv}, masked, dropped, h.map(5, {d0, d1, d4, d2}),
+      {n.batch, Hq, n.keyLength, Dv}, masked, dropped, h.map(5, {d0, d1, d4, d2}),
       op.getGradOutput(), h.map(5, {d0, d1, d4, d3}), id5);
   // dPd[b,h,q,k] = sum_e dO[b,h,q,e] V[b,h/G,k,e].
   Value dpd = h.contract(scoreShape, op.getGradOutput(), h.map(5, {d0, d1, d2, d4}),
@@ -424,12 +442,13 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
                 })
           .getResult(0);
   // dQ[b,h,q,d] = sum_k dS[b,h,q,k] K[b,h/G,k,d].
-  Value dq = h.contractVisible({B, Hq, Nq, D}, masked, ds,
+  Value dq = h.contractVisible({n.batch, Hq, n.queryLength, D}, masked, ds,
                                h.map(5, {d0, d1, d2, d4}), op.getKey(),
                                h.map(5, {d0, kvHead, d4, d3}), id5);
   // dK_h[b,h,k,d] = sum_q dS[b,h,q,k] Q[b,h,q,d]  (loops b, h, k, d, q).
   Value dkPerHead = h.contractVisible(
-      {B, Hq, Nk, D}, masked, ds, h.map(5, {d0, d1, d4, d2}), op.getQuery(),
+      {n.batch, Hq, n.keyLength, D}, masked, ds, h.map(5, {d0, d1, d4, d2}),
+      op.getQuery(),
       h.map(5, {d0, d1, d4, d3}), id5);
   return SmallVector<Value>{h.castTo(dq, elementType),
                             reduceGroups(h, dkPerHead, G, elementType),

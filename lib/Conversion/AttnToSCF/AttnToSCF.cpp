@@ -36,6 +36,8 @@
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -62,27 +64,41 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr IteratorType kPar = IteratorType::parallel;
 constexpr IteratorType kRed = IteratorType::reduction;
 
-/// The static facts of one op's tiled lowering.
+/// The facts of one op's tiled lowering: its sizes (AttentionSizes), their
+/// values at the op (SizeValues: B, Nq, Nk and the block counts static or
+/// runtime) and the block sizes.
 struct TilingPlan {
-  TilingPlan(AttentionOpInterface op, Value query, Value key, Value value,
-             Value bias, Value keep, const AttentionTilingOptions &options)
+  TilingPlan(OpBuilder &b, AttentionOpInterface op, Value query, Value key,
+             Value value, Value bias, Value keep,
+             const AttentionTilingOptions &options)
       : op(op), query(query), key(key), value(value), bias(bias), keep(keep) {
-    auto q = cast<RankedTensorType>(query.getType());
-    auto k = cast<RankedTensorType>(key.getType());
-    auto v = cast<RankedTensorType>(value.getType());
-    B = q.getDimSize(0);
-    Hq = q.getDimSize(1);
-    Nq = q.getDimSize(2);
-    D = q.getDimSize(3);
-    Hkv = k.getDimSize(1);
-    Nk = k.getDimSize(2);
-    Dv = v.getDimSize(3);
-    G = Hq / Hkv;
-    BQ = std::min(options.blockQ, Nq);
-    BK = std::min(options.blockK, Nk);
-    numQB = llvm::divideCeil(Nq, BQ);
-    numKB = llvm::divideCeil(Nk, BK);
-    elementType = q.getElementType();
+    AttentionSizes s = op.getSizes();
+    Hq = s.queryHeads;
+    D = s.headDimQK;
+    Hkv = s.kvHeads;
+    Dv = s.headDimV;
+    G = s.groupSize();
+    Nq = s.queryLength;
+    Nk = s.keyLength;
+    // A runtime length takes the full block; its tail is clamped per block.
+    BQ = ShapedType::isDynamic(Nq) ? options.blockQ
+                                   : std::min(options.blockQ, Nq);
+    BK = ShapedType::isDynamic(Nk) ? options.blockK
+                                   : std::min(options.blockK, Nk);
+    Location loc = op->getLoc();
+    sizes = materializeSizes(b, loc, op);
+    buildRuntimeSizeChecks(b, loc, op, sizes);
+    auto blocks = [&](OpFoldResult n, int64_t block) -> OpFoldResult {
+      if (std::optional<int64_t> c = getConstantIntValue(n))
+        return b.getIndexAttr(llvm::divideCeil(*c, block));
+      Value v = getValueOrCreateConstantIndexOp(b, loc, n);
+      return arith::CeilDivUIOp::create(
+                 b, loc, v, arith::ConstantIndexOp::create(b, loc, block))
+          .getResult();
+    };
+    numQB = blocks(sizes.queryLength, BQ);
+    numKB = blocks(sizes.keyLength, BK);
+    elementType = cast<RankedTensorType>(query.getType()).getElementType();
     window = op.getMaskWindow();
     leftBounded = isWindowSideBounded(window.left, Nq, Nk);
     rightBounded = isWindowSideBounded(window.right, Nq, Nk);
@@ -92,7 +108,10 @@ struct TilingPlan {
 
   AttentionOpInterface op;
   Value query, key, value, bias, keep;
-  int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, BQ, BK, numQB, numKB;
+  int64_t Hq, Hkv, D, Dv, G, BQ, BK;
+  int64_t Nq, Nk; // static, or ShapedType::kDynamic (values: sizes)
+  SizeValues sizes;
+  OpFoldResult numQB, numKB;
   Type elementType;
   MaskWindow window;
   bool leftBounded, rightBounded;
@@ -130,11 +149,26 @@ struct TileBuilder {
   Value sle(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
   }
+  /// A size as an index value (a constant when static).
+  Value value(OpFoldResult size) {
+    return getValueOrCreateConstantIndexOp(b, loc, size);
+  }
+  /// offset + c, and c - offset, of the structural mask (MaskWindow).
+  Value offsetPlus(int64_t c) {
+    const MaskWindow &w = plan.window;
+    return w.hasStaticOffset() ? idx(w.offset + c)
+                               : add(value(plan.sizes.maskOffset), idx(c));
+  }
+  Value minusOffset(int64_t c) {
+    const MaskWindow &w = plan.window;
+    return w.hasStaticOffset() ? idx(c - w.offset)
+                               : sub(idx(c), value(plan.sizes.maskOffset));
+  }
   /// The start and extent of block `blockIdx` of `blockSize` over `length`.
   std::pair<Value, Value> block(Value blockIdx, int64_t blockSize,
-                                int64_t length) {
+                                OpFoldResult length) {
     Value start = mul(blockIdx, idx(blockSize));
-    return {start, min(idx(blockSize), sub(idx(length), start))};
+    return {start, min(idx(blockSize), sub(value(length), start))};
   }
 
   // Scalars and tensors.
@@ -233,17 +267,17 @@ struct TileBuilder {
   /// k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
   std::pair<Value, Value> keyBlockRange(Value q0, Value bq) {
     return buildKeyBlockRange(b, loc, plan.window, plan.Nq, plan.Nk, q0, bq,
-                              plan.BK);
+                              plan.BK, &plan.sizes);
   }
   /// Query blocks that can see keys [k0, k0 + bk):
   /// q >= k0 - off - right and q <= k0 + bk - 1 - off + left.
   std::pair<Value, Value> queryBlockRange(Value k0, Value bk) {
     const MaskWindow &w = plan.window;
-    Value begin = idx(0), end = idx(plan.numQB);
+    Value begin = idx(0), end = value(plan.numQB);
     if (plan.rightBounded)
-      begin = max(begin, floorDiv(sub(k0, idx(w.offset + w.right)), plan.BQ));
+      begin = max(begin, floorDiv(sub(k0, offsetPlus(w.right)), plan.BQ));
     if (plan.leftBounded)
-      end = min(end, add(floorDiv(add(add(k0, bk), idx(w.left - w.offset - 1)),
+      end = min(end, add(floorDiv(add(add(k0, bk), minusOffset(w.left - 1)),
                                   plan.BQ),
                          idx(1)));
     return {begin, end};
@@ -255,10 +289,10 @@ struct TileBuilder {
     const MaskWindow &w = plan.window;
     Value visible;
     if (plan.rightBounded)
-      visible = sle(sub(add(c.k0, c.bk), add(c.q0, idx(w.offset + 1))),
+      visible = sle(sub(add(c.k0, c.bk), add(c.q0, offsetPlus(1))),
                     idx(w.right));
     if (plan.leftBounded) {
-      Value ok = sle(sub(add(c.q0, c.bq), add(c.k0, idx(1 - w.offset))),
+      Value ok = sle(sub(add(c.q0, c.bq), add(c.k0, minusOffset(1))),
                      idx(w.left));
       visible = visible ? arith::AndIOp::create(b, loc, visible, ok) : ok;
     }
@@ -414,8 +448,8 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
     return failure();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
-  TilingPlan plan(op, op.getQuery(), op.getKey(), op.getValue(), op.getBias(),
-                  op.getKeepMask(), options);
+  TilingPlan plan(builder, op, op.getQuery(), op.getKey(), op.getValue(),
+                  op.getBias(), op.getKeepMask(), options);
   TileBuilder t(builder, op.getLoc(), plan);
   OpBuilder &b = builder;
   AffineExpr i, j;
@@ -424,19 +458,19 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
 
   auto forall = scf::ForallOp::create(
       b, t.loc,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(plan.B), b.getIndexAttr(plan.Hq),
-                             b.getIndexAttr(plan.numQB)},
-      ValueRange{t.empty({b.getIndexAttr(plan.B), b.getIndexAttr(plan.Hq),
-                          b.getIndexAttr(plan.Nq), b.getIndexAttr(plan.Dv)},
+      ArrayRef<OpFoldResult>{plan.sizes.batch, b.getIndexAttr(plan.Hq),
+                             plan.numQB},
+      ValueRange{t.empty({plan.sizes.batch, b.getIndexAttr(plan.Hq),
+                          plan.sizes.queryLength, b.getIndexAttr(plan.Dv)},
                          plan.elementType),
-                 t.empty({b.getIndexAttr(plan.B), b.getIndexAttr(plan.Hq),
-                          b.getIndexAttr(plan.Nq)},
+                 t.empty({plan.sizes.batch, b.getIndexAttr(plan.Hq),
+                          plan.sizes.queryLength},
                          t.f32)},
       std::nullopt);
   b.setInsertionPointToStart(forall.getBody());
   Value bi = forall.getInductionVar(0), hi = forall.getInductionVar(1);
   Value q0, bq;
-  std::tie(q0, bq) = t.block(forall.getInductionVar(2), plan.BQ, plan.Nq);
+  std::tie(q0, bq) = t.block(forall.getInductionVar(2), plan.BQ, plan.sizes.queryLength);
   Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
   Value qTile = t.rows(op.getQuery(), bi, hi, q0, bq);
   OpFoldResult dv = b.getIndexAttr(plan.Dv);
@@ -450,7 +484,7 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
       [&](OpBuilder &lb, Location l, Value kb, ValueRange iter) {
         TileBuilder u = t.at(lb, l);
         Value m = iter[0], lsum = iter[1], acc = iter[2];
-        auto [k0, bk] = u.block(kb, plan.BK, plan.Nk);
+        auto [k0, bk] = u.block(kb, plan.BK, plan.sizes.keyLength);
         TileCoords c{bi, hi, q0, bq, k0, bk};
         Value kTile = u.rows(op.getKey(), bi, kvh, k0, bk);
         Value vTile = u.rows(op.getValue(), bi, kvh, k0, bk);
@@ -594,8 +628,8 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
     return failure();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
-  TilingPlan plan(op, op.getQuery(), op.getKey(), op.getValue(), op.getBias(),
-                  op.getKeepMask(), options);
+  TilingPlan plan(builder, op, op.getQuery(), op.getKey(), op.getValue(),
+                  op.getBias(), op.getKeepMask(), options);
   TileBuilder t(builder, op.getLoc(), plan);
   OpBuilder &b = builder;
   MLIRContext *ctx = b.getContext();
@@ -611,21 +645,21 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
   AffineMap id4 = t.map(4, {d0, d1, d2, d3}), row4 = t.map(4, {d0, d1, d2});
   Value di = t.generic(
       {op.getGradOutput(), op.getOutput()},
-      t.filled({idxAttr(plan.B), idxAttr(plan.Hq), idxAttr(plan.Nq)}, 0.0f),
+      t.filled({plan.sizes.batch, idxAttr(plan.Hq), plan.sizes.queryLength}, 0.0f),
       {id4, id4, row4}, {kPar, kPar, kPar, kRed},
       [](TileBuilder &e, ValueRange a) { return e.fma(a[0], a[1], a[2]); });
 
   // dK and dV: one writer per (b, kv head, key block).
-  Value dkInit = t.empty({idxAttr(plan.B), idxAttr(plan.Hkv),
-                          idxAttr(plan.Nk), idxAttr(plan.D)},
+  Value dkInit = t.empty({plan.sizes.batch, idxAttr(plan.Hkv),
+                          plan.sizes.keyLength, idxAttr(plan.D)},
                          plan.elementType);
-  Value dvInit = t.empty({idxAttr(plan.B), idxAttr(plan.Hkv),
-                          idxAttr(plan.Nk), idxAttr(plan.Dv)},
+  Value dvInit = t.empty({plan.sizes.batch, idxAttr(plan.Hkv),
+                          plan.sizes.keyLength, idxAttr(plan.Dv)},
                          plan.elementType);
   auto kvForall = scf::ForallOp::create(
       b, t.loc,
-      ArrayRef<OpFoldResult>{idxAttr(plan.B), idxAttr(plan.Hkv),
-                             idxAttr(plan.numKB)},
+      ArrayRef<OpFoldResult>{plan.sizes.batch, idxAttr(plan.Hkv),
+                             plan.numKB},
       ValueRange{dkInit, dvInit}, std::nullopt);
   Value dk, dv;
   {
@@ -633,7 +667,7 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
     b.setInsertionPointToStart(kvForall.getBody());
     Value bi = kvForall.getInductionVar(0), kvh = kvForall.getInductionVar(1);
     Value k0, bk;
-    std::tie(k0, bk) = t.block(kvForall.getInductionVar(2), plan.BK, plan.Nk);
+    std::tie(k0, bk) = t.block(kvForall.getInductionVar(2), plan.BK, plan.sizes.keyLength);
     Value kTile = t.rows(op.getKey(), bi, kvh, k0, bk);
     Value vTile = t.rows(op.getValue(), bi, kvh, k0, bk);
     Value qbBegin, qbEnd;
@@ -649,7 +683,7 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
               gb, gl, qbBegin, qbEnd, gt.idx(1), groupIter,
               [&](OpBuilder &lb, Location l, Value qb, ValueRange iter) {
                 TileBuilder u = t.at(lb, l);
-                auto [q0, bq] = u.block(qb, plan.BQ, plan.Nq);
+                auto [q0, bq] = u.block(qb, plan.BQ, plan.sizes.queryLength);
                 TileCoords c{bi, hi, q0, bq, k0, bk};
                 Value qTile = u.rows(op.getQuery(), bi, hi, q0, bq);
                 Value doTile = u.rows(op.getGradOutput(), bi, hi, q0, bq);
@@ -690,18 +724,18 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
   }
 
   // dQ: one writer per (b, query head, query block).
-  Value dqInit = t.empty({idxAttr(plan.B), idxAttr(plan.Hq), idxAttr(plan.Nq),
+  Value dqInit = t.empty({plan.sizes.batch, idxAttr(plan.Hq), plan.sizes.queryLength,
                           idxAttr(plan.D)},
                          plan.elementType);
   auto qForall = scf::ForallOp::create(
       b, t.loc,
-      ArrayRef<OpFoldResult>{idxAttr(plan.B), idxAttr(plan.Hq),
-                             idxAttr(plan.numQB)},
+      ArrayRef<OpFoldResult>{plan.sizes.batch, idxAttr(plan.Hq),
+                             plan.numQB},
       ValueRange{dqInit}, std::nullopt);
   b.setInsertionPointToStart(qForall.getBody());
   Value bi = qForall.getInductionVar(0), hi = qForall.getInductionVar(1);
   Value q0, bq;
-  std::tie(q0, bq) = t.block(qForall.getInductionVar(2), plan.BQ, plan.Nq);
+  std::tie(q0, bq) = t.block(qForall.getInductionVar(2), plan.BQ, plan.sizes.queryLength);
   Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
   Value qTile = t.rows(op.getQuery(), bi, hi, q0, bq);
   Value doTile = t.rows(op.getGradOutput(), bi, hi, q0, bq);
@@ -714,7 +748,7 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
       ValueRange{t.filled({bq, idxAttr(plan.D)}, 0.0f)},
       [&](OpBuilder &lb, Location l, Value kb, ValueRange iter) {
         TileBuilder u = t.at(lb, l);
-        auto [k0, bk] = u.block(kb, plan.BK, plan.Nk);
+        auto [k0, bk] = u.block(kb, plan.BK, plan.sizes.keyLength);
         TileCoords c{bi, hi, q0, bq, k0, bk};
         Value kTile = u.rows(op.getKey(), bi, kvh, k0, bk);
         Value vTile = u.rows(op.getValue(), bi, kvh, k0, bk);

@@ -8,8 +8,8 @@ func.func @rank(%q: tensor<2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2
 
 // -----
 
-func.func @dynamic(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+1 {{key must have a static shape, got 'tensor<1x2x?x16xf32>' (dynamic shapes are not supported)}}
+func.func @dynamic_mixed(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{key and value must have the same sequence length, got ? and 8}}
   %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
@@ -112,8 +112,32 @@ func.func @bias_rank(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: ten
 
 // -----
 
+func.func @dynamic_head_dim(%q: tensor<1x2x8x?xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{query must have static head count and head dim (dimensions 1 and 3), got 'tensor<1x2x8x?xf32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x?xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @dynamic_batch_mixed(%q: tensor<?x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<?x2x8x16xf32> {
+  // expected-error @+1 {{batch sizes differ: query ?, key 1, value 1}}
+  %o = attn.attention ins(%q, %k, %v : tensor<?x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<?x2x8x16xf32>
+  return %o : tensor<?x2x8x16xf32>
+}
+
+// -----
+
+func.func @bias_static_for_runtime(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<8x8xf32>) -> tensor<1x2x?x16xf32> {
+  // expected-error @+1 {{bias of shape [8, 8] does not broadcast to [B, Hq, Nq, Nk] = [1, 2, ?, 8] (dimension 0 is 8: a runtime size takes '?' or 1, a static one its size or 1)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x?x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<8x8xf32>) -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
 func.func @bias_dynamic(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %b: tensor<?x8xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+1 {{bias must have a static shape}}
+  // expected-error @+1 {{bias of shape [?, 8] does not broadcast to [B, Hq, Nq, Nk] = [1, 2, 8, 8] (dimension 0 is runtime ('?'): a runtime size takes '?' or 1, a static one its size or 1)}}
   %o = attn.attention ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) bias(%b : tensor<?x8xf32>) -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }

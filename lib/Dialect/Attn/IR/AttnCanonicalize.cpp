@@ -29,8 +29,13 @@ struct SimplifyStructuralMask : OpRewritePattern<AttentionOp> {
     MaskWindow w = op.getMaskWindow();
     int64_t nq = op.getQueryLength(), nk = op.getKeyLength();
     // Visible iff -left <= k - q - off <= right, over 0 <= q < nq, 0 <= k < nk.
-    bool rightOpen = w.right == kUnbounded || w.right >= nk - 1 - w.offset;
-    bool leftOpen = w.left == kUnbounded || w.left >= nq - 1 + w.offset;
+    // With a runtime length only an unbounded side is known to hide nothing.
+    bool lengthsStatic = !ShapedType::isDynamic(nq) &&
+                         !ShapedType::isDynamic(nk) && w.hasStaticOffset();
+    bool rightOpen = w.right == kUnbounded ||
+                     (lengthsStatic && w.right >= nk - 1 - w.offset);
+    bool leftOpen = w.left == kUnbounded ||
+                    (lengthsStatic && w.left >= nq - 1 + w.offset);
     MLIRContext *ctx = op.getContext();
     auto setMask = [&](MaskKind kind) {
       rewriter.modifyOpInPlace(op, [&] {
@@ -47,7 +52,8 @@ struct SimplifyStructuralMask : OpRewritePattern<AttentionOp> {
       return setMask(MaskKind::none);
     if (op.getMask() == MaskKind::sliding_window && leftOpen && w.right == 0)
       return setMask(MaskKind::causal);
-    if (op.getAlignment() == MaskAlignment::bottom_right && nq == nk) {
+    if (op.getAlignment() == MaskAlignment::bottom_right && lengthsStatic &&
+        nq == nk) {
       rewriter.modifyOpInPlace(op, [&] {
         op.setAlignmentAttr(
             MaskAlignmentAttr::get(ctx, MaskAlignment::top_left));

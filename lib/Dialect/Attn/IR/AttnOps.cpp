@@ -24,12 +24,24 @@ float attnfuse::attn::detail::getScaleOrDefault(std::optional<APFloat> scale,
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(headDim)));
 }
 
+AttentionSizes attnfuse::attn::detail::getAttentionSizes(RankedTensorType query,
+                                                         RankedTensorType key,
+                                                         RankedTensorType value) {
+  return {query.getDimSize(0), query.getDimSize(1), key.getDimSize(1),
+          query.getDimSize(2), key.getDimSize(2),   query.getDimSize(3),
+          value.getDimSize(3)};
+}
+
 MaskWindow attnfuse::attn::detail::getMaskWindow(
     MaskKind kind, MaskAlignment alignment, std::optional<uint64_t> left,
     std::optional<uint64_t> right, int64_t queryLength, int64_t keyLength) {
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-  int64_t offset =
-      alignment == MaskAlignment::bottom_right ? keyLength - queryLength : 0;
+  int64_t offset = 0;
+  if (alignment == MaskAlignment::bottom_right)
+    offset = ShapedType::isDynamic(queryLength) ||
+                     ShapedType::isDynamic(keyLength)
+                 ? ShapedType::kDynamic
+                 : keyLength - queryLength;
   switch (kind) {
   case MaskKind::none:
     return {kUnbounded, kUnbounded, offset};
@@ -77,8 +89,21 @@ static LogicalResult verifyBroadcastable(Operation *op, StringRef name,
   for (int64_t i = 0; i < rank; ++i) {
     int64_t dim = type.getDimSize(i);
     int64_t want = target[target.size() - rank + i];
-    if (ShapedType::isDynamic(dim))
-      return op->emitOpError() << name << " must have a static shape";
+    // A runtime dimension stands for the runtime size it broadcasts to (it
+    // is not broadcast at run time); a runtime size takes that or 1.
+    if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(want)) {
+      if (ShapedType::isDynamic(dim) != ShapedType::isDynamic(want) &&
+          dim != 1)
+        return op->emitOpError()
+               << name << " of shape " << shapeString(type.getShape())
+               << " does not broadcast to [B, Hq, Nq, Nk] = "
+               << shapeString(target) << " (dimension " << i << " is "
+               << (ShapedType::isDynamic(dim) ? "runtime ('?')"
+                                              : std::to_string(dim))
+               << ": a runtime size takes '?' or 1, a static one its size or "
+                  "1)";
+      continue;
+    }
     if (dim != 1 && dim != want)
       return op->emitOpError()
              << name << " of shape " << shapeString(type.getShape())
@@ -113,9 +138,11 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
     if (in.type.getRank() != 4)
       return emitOpError() << in.name << " must have rank 4 " << in.layout
                            << ", got rank " << in.type.getRank();
-    if (!in.type.hasStaticShape())
-      return emitOpError() << in.name << " must have a static shape, got "
-                           << in.type << " (dynamic shapes are not supported)";
+    // B and N may be runtime sizes; head counts and head dims shape the code.
+    if (in.type.isDynamicDim(1) || in.type.isDynamicDim(3))
+      return emitOpError() << in.name << " must have static head count and "
+                              "head dim (dimensions 1 and 3), got "
+                           << in.type;
     if (!isAttentionElementType(in.type.getElementType()))
       return emitOpError() << in.name
                            << " element type must be f16, bf16 or f32, got "
@@ -133,9 +160,15 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   ArrayRef<int64_t> q = op.getQueryType().getShape();
   ArrayRef<int64_t> k = op.getKeyType().getShape();
   ArrayRef<int64_t> v = op.getValueType().getShape();
+  // Sizes that must agree are both static and equal, or both runtime (then
+  // equal at run time: the CPU lowerings check it, buildRuntimeSizeChecks).
+  auto dimString = [](int64_t d) {
+    return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+  };
   if (k[0] != q[0] || v[0] != q[0])
-    return emitOpError() << "batch sizes differ: query " << q[0] << ", key "
-                         << k[0] << ", value " << v[0];
+    return emitOpError() << "batch sizes differ: query " << dimString(q[0])
+                         << ", key " << dimString(k[0]) << ", value "
+                         << dimString(v[0]);
   if (k[1] != v[1])
     return emitOpError() << "key and value must have the same number of "
                             "heads, got "
@@ -143,12 +176,15 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   if (k[2] != v[2])
     return emitOpError() << "key and value must have the same sequence "
                             "length, got "
-                         << k[2] << " and " << v[2];
+                         << dimString(k[2]) << " and " << dimString(v[2]);
   if (k[3] != q[3])
     return emitOpError() << "query and key head dimensions differ: " << q[3]
                          << " and " << k[3];
+  auto nonPositive = [](int64_t d) {
+    return !ShapedType::isDynamic(d) && d <= 0;
+  };
   for (int64_t i = 0; i < 4; ++i)
-    if (q[i] <= 0 || k[i] <= 0 || v[i] <= 0)
+    if (nonPositive(q[i]) || nonPositive(k[i]) || nonPositive(v[i]))
       return emitOpError() << "query, key and value dimensions must be "
                               "positive";
   // Sizes: every lowering indexes in 64 bits, and the reference lowering
@@ -162,9 +198,10 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   };
   for (Sized t : {Sized{"query", q}, Sized{"key", k}, Sized{"value", v},
                   Sized{"output", out}, Sized{"score matrix", scores}}) {
-    int64_t bytes = 8;
+    int64_t bytes = 8; // runtime sizes: at run time
     if (llvm::any_of(t.shape, [&](int64_t d) {
-          return llvm::MulOverflow(bytes, d, bytes);
+          return !ShapedType::isDynamic(d) &&
+                 llvm::MulOverflow(bytes, d, bytes);
         }))
       return emitOpError() << "the " << t.name << " " << shapeString(t.shape)
                            << " has more than 2^60 elements (its size in f64 "

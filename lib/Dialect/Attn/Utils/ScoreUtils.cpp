@@ -1,6 +1,9 @@
 //===- ScoreUtils.cpp - scalar pieces of attention's score pipeline -------===//
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <cmath>
@@ -10,6 +13,93 @@ using namespace mlir;
 
 namespace attnfuse::attn {
 
+SizeValues materializeSizes(OpBuilder &b, Location loc,
+                            AttentionOpInterface op) {
+  AttentionSizes s = op.getSizes();
+  auto size = [&](int64_t n, Value tensor, int64_t dim) -> OpFoldResult {
+    if (!ShapedType::isDynamic(n))
+      return b.getIndexAttr(n);
+    return tensor::DimOp::create(b, loc, tensor, dim).getResult();
+  };
+  SizeValues v;
+  v.batch = size(s.batch, op.getQueryValue(), 0);
+  v.queryLength = size(s.queryLength, op.getQueryValue(), 2);
+  v.keyLength = size(s.keyLength, op.getKeyValue(), 2);
+  MaskWindow w = op.getMaskWindow();
+  if (w.hasStaticOffset())
+    v.maskOffset = b.getIndexAttr(w.offset);
+  else
+    v.maskOffset =
+        arith::SubIOp::create(
+            b, loc, getValueOrCreateConstantIndexOp(b, loc, v.keyLength),
+            getValueOrCreateConstantIndexOp(b, loc, v.queryLength))
+            .getResult();
+  return v;
+}
+
+namespace {
+/// One runtime check: dimension `dim` of `tensor` equals `size`.
+void checkDimEquals(OpBuilder &b, Location loc, Value tensor, int64_t dim,
+                    OpFoldResult size, StringRef what) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return;
+  Value actual = tensor::DimOp::create(b, loc, tensor, dim);
+  Value ok = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, actual,
+      getValueOrCreateConstantIndexOp(b, loc, size));
+  cf::AssertOp::create(b, loc, ok,
+                       ("attn: runtime size mismatch: " + what).str());
+}
+
+/// Checks the '?' dimensions of a [B, Hq, Nq, Nk]-broadcastable operand.
+void checkScoreOperand(OpBuilder &b, Location loc, Value operand,
+                       const SizeValues &s, OpFoldResult heads,
+                       StringRef name) {
+  if (!operand)
+    return;
+  auto type = cast<RankedTensorType>(operand.getType());
+  OpFoldResult target[] = {s.batch, heads, s.queryLength, s.keyLength};
+  StringRef names[] = {"B", "Hq", "Nq", "Nk"};
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    int64_t t = 4 - type.getRank() + i;
+    checkDimEquals(b, loc, operand, i, target[t],
+                   (name + " dimension " + Twine(i) + " != " + names[t]).str());
+  }
+}
+
+template <typename OpTy>
+void buildChecks(OpBuilder &b, Location loc, OpTy op, const SizeValues &s) {
+  OpFoldResult heads = b.getIndexAttr(op.getSizes().queryHeads);
+  // Q gives B and Nq, K gives Nk (materializeSizes).
+  checkDimEquals(b, loc, op.getKey(), 0, s.batch, "key batch != query batch");
+  checkDimEquals(b, loc, op.getValue(), 0, s.batch,
+                 "value batch != query batch");
+  checkDimEquals(b, loc, op.getValue(), 2, s.keyLength,
+                 "value length != key length");
+  checkScoreOperand(b, loc, op.getBias(), s, heads, "bias");
+  checkScoreOperand(b, loc, op.getKeepMask(), s, heads, "keep_mask");
+  if constexpr (std::is_same_v<OpTy, AttentionBackwardOp>) {
+    for (auto [tensor, name] :
+         {std::pair{op.getOutput(), "output"}, std::pair{op.getLse(), "lse"},
+          std::pair{op.getGradOutput(), "grad_output"}}) {
+      checkDimEquals(b, loc, tensor, 0, s.batch,
+                     (Twine(name) + " batch != query batch").str());
+      checkDimEquals(b, loc, tensor, 2, s.queryLength,
+                     (Twine(name) + " length != query length").str());
+    }
+  }
+}
+} // namespace
+
+void buildRuntimeSizeChecks(OpBuilder &b, Location loc,
+                            AttentionOpInterface op, const SizeValues &s) {
+  if (auto fwd = dyn_cast<AttentionOp>(op.getOperation()))
+    buildChecks(b, loc, fwd, s);
+  else
+    buildChecks(b, loc, cast<AttentionBackwardOp>(op.getOperation()), s);
+}
+
 Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterface op,
                                  Value q, Value k) {
   MaskWindow w = op.getMaskWindow();
@@ -17,8 +107,12 @@ Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterfac
   if (w.left == kUnbounded && w.right == kUnbounded)
     return Value();
   // rel = k - (q + offset); visible iff -left <= rel <= right.
-  Value shifted = arith::AddIOp::create(
-      b, loc, q, arith::ConstantIndexOp::create(b, loc, w.offset));
+  Value offset =
+      w.hasStaticOffset()
+          ? Value(arith::ConstantIndexOp::create(b, loc, w.offset))
+          : getValueOrCreateConstantIndexOp(
+                b, loc, materializeSizes(b, loc, op).maskOffset);
+  Value shifted = arith::AddIOp::create(b, loc, q, offset);
   Value rel = arith::SubIOp::create(b, loc, k, shifted);
   Value visible;
   if (w.right != kUnbounded)
@@ -36,6 +130,8 @@ Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterfac
 
 bool isWindowSideBounded(int64_t side, int64_t queryLength,
                          int64_t keyLength) {
+  if (ShapedType::isDynamic(queryLength) || ShapedType::isDynamic(keyLength))
+    return side < (int64_t(1) << 61);
   return side < queryLength + keyLength; // unbounded sides are INT64_MAX
 }
 
@@ -73,9 +169,17 @@ struct IntArith {
 std::pair<Value, Value> buildKeyBlockRange(OpBuilder &b, Location loc,
                                            const MaskWindow &w, int64_t nq,
                                            int64_t nk, Value q0, Value rows,
-                                           int64_t blockK) {
+                                           int64_t blockK,
+                                           const SizeValues *sizes) {
   IRArith a{b, loc};
-  return keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK);
+  Value nkValue, offsetValue;
+  if (sizes && ShapedType::isDynamic(nk))
+    nkValue = getValueOrCreateConstantIndexOp(b, loc, sizes->keyLength);
+  if (sizes && !w.hasStaticOffset())
+    offsetValue = getValueOrCreateConstantIndexOp(b, loc, sizes->maskOffset);
+  assert((sizes || (!ShapedType::isDynamic(nk) && w.hasStaticOffset())) &&
+         "runtime sizes need their values");
+  return keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK, nkValue, offsetValue);
 }
 
 std::pair<int64_t, int64_t> getKeyBlockRange(const MaskWindow &w, int64_t nq,

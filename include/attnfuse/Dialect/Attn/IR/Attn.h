@@ -21,12 +21,38 @@
 namespace attnfuse::attn {
 /// The structural mask as a window on `k - (q + offset)`:
 /// `-left <= k - (q + offset) <= right`. Unbounded sides are INT64_MAX.
+/// `offset` is Nk - Nq for bottom-right alignment and 0 for top-left; it is
+/// ShapedType::kDynamic when it depends on a runtime length (materializeSizes
+/// gives its value).
 struct MaskWindow {
   int64_t left, right, offset;
+  bool hasStaticOffset() const { return !mlir::ShapedType::isDynamic(offset); }
+};
+
+/// The sizes of one attention problem, the one description every layer reads
+/// them from (the op verifier, the lowerings, the kernel planners, the
+/// raising). The batch and the sequence lengths are static or runtime
+/// (ShapedType::kDynamic); head counts and head dims are always static: they
+/// shape the code. Their values at a point of the IR: materializeSizes
+/// (ScoreUtils.h).
+struct AttentionSizes {
+  int64_t batch, queryHeads, kvHeads, queryLength, keyLength, headDimQK,
+      headDimV;
+  /// Query heads per key/value head (G = Hq / Hkv).
+  int64_t groupSize() const { return queryHeads / kvHeads; }
+  /// Whether B, Nq and Nk are all known at compile time.
+  bool isStatic() const {
+    return !mlir::ShapedType::isDynamic(batch) &&
+           !mlir::ShapedType::isDynamic(queryLength) &&
+           !mlir::ShapedType::isDynamic(keyLength);
+  }
 };
 
 namespace detail {
 float getScaleOrDefault(std::optional<llvm::APFloat> scale, int64_t headDim);
+AttentionSizes getAttentionSizes(mlir::RankedTensorType query,
+                                 mlir::RankedTensorType key,
+                                 mlir::RankedTensorType value);
 MaskWindow getMaskWindow(MaskKind kind, MaskAlignment alignment,
                          std::optional<uint64_t> left,
                          std::optional<uint64_t> right, int64_t queryLength,

@@ -87,6 +87,16 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
             $_op.getWindowRight(), $_op.getQueryType().getDimSize(2),
             $_op.getKeyType().getDimSize(2));
       }]>,
+    InterfaceMethod<[{The sizes (B, Hq, Hkv, Nq, Nk, Dqk, Dv), B, Nq and Nk
+      possibly runtime (ShapedType::kDynamic).}],
+      "::attnfuse::attn::AttentionSizes", "getSizes", (ins), [{}], [{
+        return ::attnfuse::attn::detail::getAttentionSizes(
+            $_op.getQueryType(), $_op.getKeyType(), $_op.getValueType());
+      }]>,
+    InterfaceMethod<"The query operand.", "::mlir::Value", "getQueryValue",
+      (ins), [{}], [{ return $_op.getQuery(); }]>,
+    InterfaceMethod<"The key operand.", "::mlir::Value", "getKeyValue",
+      (ins), [{}], [{ return $_op.getKey(); }]>,
     InterfaceMethod<"The score_mod region (empty when absent).",
       "::mlir::Region &", "getScoreModRegion", (ins), [{}],
       [{ return $_op.getScoreMod(); }]>,
@@ -221,16 +231,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [
                                                         "value"};
       return names;
     }
-    /// Sizes read off the operand types (the verifier guarantees rank 4).
-    int64_t getBatchSize() { return getQueryType().getDimSize(0); }
-    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
-    int64_t getNumKeyValueHeads() { return getKeyType().getDimSize(1); }
-    int64_t getQueryLength() { return getQueryType().getDimSize(2); }
-    int64_t getKeyLength() { return getKeyType().getDimSize(2); }
-    int64_t getHeadDimQK() { return getQueryType().getDimSize(3); }
-    int64_t getHeadDimV() { return getValueType().getDimSize(3); }
-    /// Query heads per key/value head (G = Hq / Hkv).
-    int64_t getGroupSize() { return getNumQueryHeads() / getNumKeyValueHeads(); }
+    /// Sizes (getSizes(); B, Nq and Nk may be ShapedType::kDynamic).
+    int64_t getBatchSize() { return getSizes().batch; }
+    int64_t getNumQueryHeads() { return getSizes().queryHeads; }
+    int64_t getNumKeyValueHeads() { return getSizes().kvHeads; }
+    int64_t getQueryLength() { return getSizes().queryLength; }
+    int64_t getKeyLength() { return getSizes().keyLength; }
+    int64_t getHeadDimQK() { return getSizes().headDimQK; }
+    int64_t getHeadDimV() { return getSizes().headDimV; }
+    int64_t getGroupSize() { return getSizes().groupSize(); }
 
     ::mlir::RankedTensorType getQueryType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());

@@ -15,8 +15,27 @@
 
 namespace attnfuse::attn {
 
+/// The values of an op's sizes at the builder's insertion point: B, Nq and
+/// Nk as index attributes when static and as `tensor.dim` of the query (B,
+/// Nq) or the key (Nk) when runtime, and the structural mask's offset (0, or
+/// Nk - Nq for bottom-right alignment: MaskWindow).
+struct SizeValues {
+  mlir::OpFoldResult batch, queryLength, keyLength, maskOffset;
+};
+SizeValues materializeSizes(mlir::OpBuilder &b, mlir::Location loc,
+                            AttentionOpInterface op);
+
+/// Asserts (cf.assert) at the builder's insertion point that the runtime
+/// sizes the verifier could only require to agree at run time do: a '?'
+/// dimension of K, V, the bias, the keep mask (or, for the backward op, O,
+/// lse and dO) equals the size it stands for in `sizes` (materializeSizes;
+/// docs/Semantics.md, "Runtime sizes"). Nothing for static shapes.
+void buildRuntimeSizeChecks(mlir::OpBuilder &b, mlir::Location loc,
+                            AttentionOpInterface op, const SizeValues &sizes);
+
 /// Returns an i1 that is true iff query `q` sees key `k` (both index) under
-/// the op's structural mask, or a null Value when the mask hides nothing.
+/// the op's structural mask, or a null Value when the mask hides nothing. A
+/// runtime mask offset is materialized at the insertion point.
 mlir::Value buildStructuralMaskVisible(mlir::OpBuilder &b, mlir::Location loc,
                                        AttentionOpInterface op, mlir::Value q,
                                        mlir::Value k);
@@ -24,14 +43,17 @@ mlir::Value buildStructuralMaskVisible(mlir::OpBuilder &b, mlir::Location loc,
 /// Whether one side (`window.left` or `window.right`) of the structural mask
 /// hides anything among `queryLength` x `keyLength` scores: an unbounded
 /// side, or one at least Nq + Nk wide, shows every key (treating it as
-/// unbounded keeps block arithmetic far from overflow).
+/// unbounded keeps block arithmetic far from overflow). With a runtime
+/// length, a side of 2^61 or more (beyond any Nq + Nk the verifier's size
+/// limit admits) counts as unbounded.
 bool isWindowSideBounded(int64_t side, int64_t queryLength,
                          int64_t keyLength);
 
 /// The key blocks [begin, end) of `blockK` keys (ceil(keyLength / blockK)
 /// of them) that query rows [q0, q0 + rows) can see under the structural
 /// mask `window`: k >= q0 + off - left and k <= q0 + rows - 1 + off +
-/// right. `q0` and `rows` are index values; so are the results. The range
+/// right. `q0` and `rows` are index values; so are the results. `sizes`
+/// gives Nk and the offset where they are runtime values. The range
 /// can be empty with end below begin, and end negative (a window that shows
 /// the rows no key, Nq > Nk): compare the two signed, as scf.for does (an
 /// unsigned test made the wgmma kernel wait for a block never loaded).
@@ -39,29 +61,37 @@ std::pair<mlir::Value, mlir::Value>
 buildKeyBlockRange(mlir::OpBuilder &b, mlir::Location loc,
                    const MaskWindow &window, int64_t queryLength,
                    int64_t keyLength, mlir::Value q0, mlir::Value rows,
-                   int64_t blockK);
+                   int64_t blockK, const SizeValues *sizes = nullptr);
 
 /// The arithmetic of buildKeyBlockRange over any `Arith` (IR values through
 /// a builder, or integers: getKeyBlockRange), so that the kernels and the
 /// planners that count their work (the GPU cost report) share one
 /// definition. `Arith` provides V (the value type), idx(int64_t) and add,
 /// sub, max, min, floorDiv(V, int64_t); the operations are requested in a
-/// fixed order (IR builders create them in that order).
+/// fixed order (IR builders create them in that order). A runtime Nk
+/// (`nk` = ShapedType::kDynamic) or mask offset takes its value from
+/// `nkValue` or `offsetValue`.
 template <typename Arith>
 std::pair<typename Arith::V, typename Arith::V>
 keyBlockRangeOf(Arith &a, const MaskWindow &w, int64_t nq, int64_t nk,
-                typename Arith::V q0, typename Arith::V rows, int64_t blockK) {
+                typename Arith::V q0, typename Arith::V rows, int64_t blockK,
+                typename Arith::V nkValue = {},
+                typename Arith::V offsetValue = {}) {
   using V = typename Arith::V;
   V begin = a.idx(0);
-  V end = a.idx((nk + blockK - 1) / blockK);
+  V end = mlir::ShapedType::isDynamic(nk)
+              ? a.floorDiv(a.add(nkValue, a.idx(blockK - 1)), blockK)
+              : a.idx((nk + blockK - 1) / blockK);
   if (isWindowSideBounded(w.left, nq, nk)) {
-    V shifted = a.add(q0, a.idx(w.offset));
+    V shifted = a.add(q0, w.hasStaticOffset() ? a.idx(w.offset) : offsetValue);
     V first = a.sub(shifted, a.idx(w.left));
     begin = a.max(begin, a.floorDiv(first, blockK));
   }
   if (isWindowSideBounded(w.right, nq, nk)) {
     V rowsEnd = a.add(q0, rows);
-    V last = a.add(rowsEnd, a.idx(w.offset - 1 + w.right));
+    V last = w.hasStaticOffset()
+                 ? a.add(rowsEnd, a.idx(w.offset - 1 + w.right))
+                 : a.add(a.add(rowsEnd, offsetValue), a.idx(w.right - 1));
     V lastBlock = a.floorDiv(last, blockK);
     end = a.min(end, a.add(lastBlock, a.idx(1)));
   }
