@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 
+from mlirtext import kept_expectations
+
 
 def load_manifest(out):
     """The path of `out`/manifest.json and the manifest it holds."""
@@ -23,12 +25,15 @@ def save_manifest(manifest_path, manifest, files):
         f.write("\n")
 
 
-def write_generated(out, rel, header, text):
-    """Writes `header` + `text` to `out`/`rel`; returns its size (the
-    manifest's "bytes")."""
+def write_generated(out, files, rel, header, text, entry, keep_expectations=True):
+    """Writes `header` + `text` to `out`/`rel` and its manifest entry
+    files[rel]: `entry`, its size ("bytes") and, with keep_expectations, the
+    hand-written expectations of the entry it replaces."""
     with open(os.path.join(out, rel), "w") as f:
         f.write(header + text)
-    return len(header) + len(text)
+    kept = kept_expectations(files.get(rel)) if keep_expectations else {}
+    files[rel] = {**entry, "bytes": len(header) + len(text), **kept}
+    print("ok  ", rel, len(text) // 1024, "KB")
 
 
 def iree_compile_to_input(iree_compile, src, dst):

@@ -29,7 +29,6 @@ import jax.numpy as jnp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpusio import iree_compile_to_input, load_manifest, save_manifest, write_generated  # noqa: E402
-from mlirtext import kept_expectations  # noqa: E402
 import flax.linen as nn
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -181,13 +180,11 @@ def main():
                   f"// {kind}.\n// jax.jit(f).lower() (StableHLO) -> iree-compile --compile-to=input "
                   f"(IREE {vers['iree-base-compiler']}) -> util.func/util.return renamed.\n"
                   "// Test input, not a lit test.\n")
-        size = write_generated(out, rel, header, text)
-        files[rel] = {"model": name, "config": kind, "attn_implementation": "jax",
-                      "batch": int(re.search(r"_b(\d+)_", name).group(1)), "source": "jax-iree",
-                      "export": "jax.jit.lower (StableHLO) + iree-compile --compile-to=input",
-                      "chains": chains, "kind": kind, "bytes": size,
-                      **kept_expectations(files.get(rel))}
-        print("ok  ", rel, len(text) // 1024, "KB")
+        write_generated(out, files, rel, header, text, {
+            "model": name, "config": kind, "attn_implementation": "jax",
+            "batch": int(re.search(r"_b(\d+)_", name).group(1)), "source": "jax-iree",
+            "export": "jax.jit.lower (StableHLO) + iree-compile --compile-to=input",
+            "chains": chains, "kind": kind})
     save_manifest(manifest_path, manifest, files)
     return 0
 
