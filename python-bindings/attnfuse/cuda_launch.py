@@ -26,6 +26,7 @@ test/GPU/launch_kernel.py, which runs without PyTorch, encodes through the
 same encode_tensor_map (this module imports torch only inside functions).
 """
 import ctypes
+import functools
 import json
 import os
 
@@ -274,6 +275,92 @@ class _TensorMapCache:
         return [self._maps[k] for k in keys]
 
 
+def _memref_holder(a, v):
+    """The pointer to the tensor `v` passed for the JSON argument `a` (a
+    memref: contiguous, on the GPU, of its shape and dtype, aligned)."""
+    if (list(v.shape) != a["shape"] or not v.is_contiguous()
+            or v.dtype != _torch_dtype(a["dtype"]) or not v.is_cuda):
+        raise ValueError(
+            f"argument {a['name']}: expected contiguous "
+            f"{a['dtype']} {a['shape']} on the GPU, got "
+            f"{v.dtype} {list(v.shape)}")
+    _check_aligned(f"argument {a['name']}", v)
+    return ctypes.c_void_p(v.data_ptr())
+
+
+def _i64_holder(v):
+    """A scalar argument of the JSON (the dropout seed): an i64."""
+    return ctypes.c_int64(int(v))
+
+
+def _pointer_holder(i):
+    """For argument `i` of type "ptr" of an attnfuse.Kernel: the pointer to
+    its tensor (a contiguous, aligned CUDA tensor)."""
+    def holder(v):
+        import torch
+        if not (isinstance(v, torch.Tensor) and v.is_cuda
+                and v.is_contiguous()):
+            raise ValueError(f"argument {i}: expected a contiguous CUDA "
+                             "tensor")
+        _check_aligned(f"argument {i}", v)
+        return ctypes.c_void_p(v.data_ptr())
+    return holder
+
+
+_SCALARS = {"i64": ctypes.c_int64, "i32": ctypes.c_int32,
+            "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+def _scalar_holder(i, t):
+    """For argument `i` of scalar type `t` of an attnfuse.Kernel: its value
+    as that C type."""
+    def holder(v):
+        if t not in _SCALARS:
+            raise ValueError(f"argument {i}: unsupported type {t}")
+        return _SCALARS[t](v)
+    return holder
+
+
+def _launch(func, grid, block, shared_bytes, params, values, tensor_maps,
+            stream=None, check_sources=False):
+    """Launches the loaded CUfunction `func` on `stream` (a CUstream handle;
+    default PyTorch's current stream), the one launcher of this module.
+
+    `params` describes every kernel argument in order: a callable that turns
+    the value passed for it into its ctypes holder (checking the value), or,
+    for a tensor-map argument, its spec (encode_tensor_map's, with "source":
+    the index among all the arguments of the tensor it views). `values` are
+    the passed arguments, in order, the tensor maps left out. Every passed
+    value is checked before any tensor map is built; with check_sources, each
+    map's source must also be a tensor of the elements the map describes.
+    The maps' device copies come from `tensor_maps` (a _TensorMapCache)."""
+    import torch
+    if stream is None:
+        stream = torch.cuda.current_stream().cuda_stream
+    passed = [i for i, p in enumerate(params) if callable(p)]
+    by_index = dict(zip(passed, values))
+    holders = [params[i](by_index[i]) if callable(params[i]) else None
+               for i in range(len(params))]
+    maps = [(i, p) for i, p in enumerate(params) if not callable(p)]
+    if check_sources:
+        for i, m in maps:
+            source = by_index.get(m["source"])
+            if not isinstance(source, torch.Tensor):
+                raise ValueError(f"tensor map argument {i}: its source, "
+                                 f"argument {m['source']}, is not a tensor")
+            _check_tensor_map_source(f"argument {m['source']}", m, source)
+    devs = tensor_maps.device_maps(
+        [(m, by_index[m["source"]]) for _, m in maps], stream)
+    for (i, _), dev in zip(maps, devs):
+        holders[i] = ctypes.c_void_p(dev.data_ptr())
+    c_params = (ctypes.c_void_p * len(holders))(
+        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+    _Driver.check(_Driver.get().cuLaunchKernel(
+        func, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+        shared_bytes, ctypes.c_void_p(stream), c_params, None),
+        "cuLaunchKernel")
+
+
 class AttentionKernel:
     """One compiled attn.attention: call it with torch tensors."""
 
@@ -346,7 +433,6 @@ class AttentionKernel:
         "tensormap", after lse) are not passed: they are encoded from their
         source tensors and copied to the device on the first launch on
         those tensors' addresses, then reused."""
-        import torch
         if out is None or lse is None:
             out, lse = self.output_buffers()
         values = list(inputs) + [out, lse]
@@ -354,44 +440,13 @@ class AttentionKernel:
         if len(values) != len(passed):
             raise ValueError(f"expected {len(passed)} args ("
                              f"{', '.join(a['name'] for a in passed)})")
-        if stream is None:
-            stream = torch.cuda.current_stream().cuda_stream
-        # The value of each argument by its index in the JSON's args; every
-        # passed tensor is checked before any tensor map is built from one.
-        by_index, it = {}, iter(values)
-        for i, a in enumerate(self.kernel["args"]):
-            if a.get("kind") != "tensormap":
-                by_index[i] = next(it)
-        holders = []
-        for i, a in enumerate(self.kernel["args"]):
-            if a.get("kind") == "tensormap":
-                holders.append(None)  # below, once the sources are checked
-                continue
-            v = by_index[i]
-            if a["kind"] == "memref":
-                if (list(v.shape) != a["shape"] or not v.is_contiguous()
-                        or v.dtype != _torch_dtype(a["dtype"]) or not v.is_cuda):
-                    raise ValueError(
-                        f"argument {a['name']}: expected contiguous "
-                        f"{a['dtype']} {a['shape']} on the GPU, got "
-                        f"{v.dtype} {list(v.shape)}")
-                _check_aligned(f"argument {a['name']}", v)
-                holders.append(ctypes.c_void_p(v.data_ptr()))
-            else:
-                holders.append(ctypes.c_int64(int(v)))
-        maps = [(i, a) for i, a in enumerate(self.kernel["args"])
-                if a.get("kind") == "tensormap"]
-        devs = self._tensor_maps.device_maps(
-            [(a, by_index[a["source"]]) for _, a in maps], stream)
-        for (i, _), dev in zip(maps, devs):
-            holders[i] = ctypes.c_void_p(dev.data_ptr())
-        params = (ctypes.c_void_p * len(holders))(
-            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        g, b = self.kernel["grid"], self.kernel["block"]
-        _Driver.check(_Driver.get().cuLaunchKernel(
-            self._func, g[0], g[1], g[2], b[0], b[1], b[2],
-            self.kernel.get("dynamic_shared_bytes", 0),
-            ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
+        params = [a if a.get("kind") == "tensormap"
+                  else functools.partial(_memref_holder, a)
+                  if a["kind"] == "memref" else _i64_holder
+                  for a in self.kernel["args"]]
+        _launch(self._func, self.kernel["grid"], self.kernel["block"],
+                self.kernel.get("dynamic_shared_bytes", 0), params, values,
+                self._tensor_maps, stream)
         return out, lse
 
     __call__ = launch
@@ -463,45 +518,11 @@ def launch(kernel, *args, stream=None):
                 kernel.dynamic_shared_memory_bytes), "cuFuncSetAttribute")
         _LOADED[key] = (module, image, func)
     func = _LOADED[key][2]
-    scalars = {"i64": ctypes.c_int64, "i32": ctypes.c_int32,
-               "f32": ctypes.c_float, "f64": ctypes.c_double}
-    if stream is None:
-        stream = torch.cuda.current_stream().cuda_stream
-    by_index = dict(zip(passed, args))
-    holders = []
-    for i, t in enumerate(kernel.argument_types):
-        if i in maps:
-            holders.append(None)  # below, once the sources are checked
-            continue
-        v = by_index[i]
-        if t == "ptr":
-            if not (isinstance(v, torch.Tensor) and v.is_cuda
-                    and v.is_contiguous()):
-                raise ValueError(f"argument {i}: expected a contiguous CUDA "
-                                 "tensor")
-            _check_aligned(f"argument {i}", v)
-            holders.append(ctypes.c_void_p(v.data_ptr()))
-        elif t in scalars:
-            holders.append(scalars[t](v))
-        else:
-            raise ValueError(f"argument {i}: unsupported type {t}")
-    for i, m in maps.items():
-        source = by_index.get(m["source"])
-        if not isinstance(source, torch.Tensor):
-            raise ValueError(f"tensor map argument {i}: its source, "
-                             f"argument {m['source']}, is not a tensor")
-        _check_tensor_map_source(f"argument {m['source']}", m, source)
-    devs = _TENSOR_MAPS.device_maps(
-        [(m, by_index[m["source"]]) for m in maps.values()], stream)
-    for i, dev in zip(maps, devs):
-        holders[i] = ctypes.c_void_p(dev.data_ptr())
-    params = (ctypes.c_void_p * len(holders))(
-        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-    g, b = kernel.grid, kernel.block
-    _Driver.check(lib.cuLaunchKernel(func, g[0], g[1], g[2], b[0], b[1], b[2],
-                                     kernel.dynamic_shared_memory_bytes,
-                                     ctypes.c_void_p(stream), params, None),
-                  "cuLaunchKernel")
+    params = [maps[i] if i in maps
+              else _pointer_holder(i) if t == "ptr" else _scalar_holder(i, t)
+              for i, t in enumerate(kernel.argument_types)]
+    _launch(func, kernel.grid, kernel.block, kernel.dynamic_shared_memory_bytes,
+            params, args, _TENSOR_MAPS, stream, check_sources=True)
 
 
 def launch_named(kernel, values, stream=None):

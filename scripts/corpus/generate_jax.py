@@ -19,10 +19,8 @@ Writes test/Corpus/jax-iree/<name>.mlir and their manifest entries.
 Usage (venv: scripts/corpus/setup-venv.sh --jax):
   .venv-corpus-jax/bin/python scripts/corpus/generate_jax.py
 """
-import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -30,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlirtext import kept_expectations  # noqa: E402
+from corpusio import iree_compile_to_input, load_manifest, save_manifest, write_generated  # noqa: E402
 import flax.linen as nn
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -151,9 +149,7 @@ def to_linalg(stablehlo):
         dst = os.path.join(tmp, "out.mlir")
         with open(src, "w") as f:
             f.write(stablehlo)
-        subprocess.run([IREE, "--compile-to=input", src, "-o", dst], check=True,
-                       capture_output=True, text=True)
-        text = open(dst).read()
+        text = iree_compile_to_input(IREE, src, dst)
     text = re.sub(r"\butil\.func public\b", "func.func", text)
     text = re.sub(r"\butil\.func\b", "func.func", text)
     text = re.sub(r"\butil\.return\b", "return", text)
@@ -165,9 +161,7 @@ def to_linalg(stablehlo):
 
 def main():
     out = os.path.join(REPO, "test", "Corpus")
-    manifest_path = os.path.join(out, "manifest.json")
-    with open(manifest_path) as f:
-        manifest = json.load(f)
+    manifest_path, manifest = load_manifest(out)
     files = manifest["files"]
     import importlib.metadata as md
     vers = {p: md.version(p) for p in ("jax", "jaxlib", "flax", "iree-base-compiler")}
@@ -186,18 +180,12 @@ def main():
                   f"// {kind}.\n// jax.jit(f).lower() (StableHLO) -> iree-compile --compile-to=input "
                   f"(IREE {vers['iree-base-compiler']}) -> util.func/util.return renamed.\n"
                   "// Test input, not a lit test.\n")
-        with open(os.path.join(out, rel), "w") as fo:
-            fo.write(header + text)
-        files[rel] = {"model": name, "config": kind, "attn_implementation": "jax",
-                      "batch": int(re.search(r"_b(\d+)_", name).group(1)), "source": "jax-iree",
-                      "export": "jax.jit.lower (StableHLO) + iree-compile --compile-to=input",
-                      "chains": chains, "kind": kind, "bytes": len(header) + len(text),
-                      **kept_expectations(files.get(rel))}
-        print("ok  ", rel, len(text) // 1024, "KB")
-    manifest["files"] = dict(sorted(files.items()))
-    with open(manifest_path, "w") as fo:
-        json.dump(manifest, fo, indent=1)
-        fo.write("\n")
+        write_generated(out, files, rel, header, text, {
+            "model": name, "config": kind, "attn_implementation": "jax",
+            "batch": int(re.search(r"_b(\d+)_", name).group(1)), "source": "jax-iree",
+            "export": "jax.jit.lower (StableHLO) + iree-compile --compile-to=input",
+            "chains": chains, "kind": kind})
+    save_manifest(manifest_path, manifest, files)
     return 0
 
 

@@ -24,27 +24,37 @@ repo="$(cd "$here/../.." && pwd)"
 venv="${CORPUS_VENV:-$repo/.venv-corpus}"
 python="${PYTHON:-python3}"
 
+# A venv at $1 unless one is there already.
+ensure_venv() {
+  [ -x "$1/bin/python" ] || "$python" -m venv "$1"
+}
+
+# One of the extra venvs: at $1, the requirements $2 (in this folder), checked
+# by importing with the Python code $3 and by the first $5 lines of
+# `$1/bin/$4 --version` (the IREE tool it brings).
+extra_venv() {
+  local venv="$1" requirements="$2" check="$3" tool="$4" lines="$5"
+  ensure_venv "$venv"
+  "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/$requirements"
+  "$venv/bin/python" -c "$check"
+  "$venv/bin/$tool" --version | head -"$lines"
+}
+
 if [ "${1:-}" = "--tflite" ]; then
-  venv="${CORPUS_TF_VENV:-$repo/.venv-corpus-tf}"
-  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/requirements-tflite.txt"
-  "$venv/bin/python" -c "import tensorflow as tf; tf.mlir.experimental.tflite_to_tosa_bytecode; print('corpus tflite venv ok: tensorflow', tf.__version__)"
-  "$venv/bin/iree-opt" --version | head -3
+  extra_venv "${CORPUS_TF_VENV:-$repo/.venv-corpus-tf}" requirements-tflite.txt \
+    "import tensorflow as tf; tf.mlir.experimental.tflite_to_tosa_bytecode; print('corpus tflite venv ok: tensorflow', tf.__version__)" \
+    iree-opt 3
   exit 0
 fi
 
 if [ "${1:-}" = "--jax" ]; then
-  venv="${CORPUS_JAX_VENV:-$repo/.venv-corpus-jax}"
-  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip --disable-pip-version-check install -q -r "$here/requirements-jax.txt"
-  "$venv/bin/python" -c "import jax, flax; print('corpus jax venv ok: jax', jax.__version__, 'flax', flax.__version__)"
-  "$venv/bin/iree-compile" --version | head -2
+  extra_venv "${CORPUS_JAX_VENV:-$repo/.venv-corpus-jax}" requirements-jax.txt \
+    "import jax, flax; print('corpus jax venv ok: jax', jax.__version__, 'flax', flax.__version__)" \
+    iree-compile 2
   exit 0
 fi
 
-if [ ! -x "$venv/bin/python" ]; then
-  "$python" -m venv "$venv"
-fi
+ensure_venv "$venv"
 pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 "${pip[@]}" install -q --upgrade "pip>=24"
 # torch and the CUDA runtime libraries it links, without their declared dependencies.

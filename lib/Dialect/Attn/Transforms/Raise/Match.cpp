@@ -220,6 +220,23 @@ void Matcher::matchLse(Chain &chain) {
   SmallVector<unsigned> rows, unitRows;
   for (unsigned r : chain.rows)
     (size(r) != 1 ? rows : unitRows).push_back(r);
+  // Traces `r` read through `exprs` and takes it as the chain's LSE (with
+  // the layout `lse`) where it is one; otherwise restores what the trace
+  // visited and the dims it added.
+  auto tryLse = [&](Value r, ArrayRef<AffineExpr> exprs, Chain::Lse &lse) {
+    size_t mark = visited.size(), dims = sizes.size();
+    RaiseFailure saved = why;
+    Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
+    why = saved;
+    if (t && isLse(t, chain, ctx)) {
+      chain.lse = std::move(lse);
+      return true;
+    }
+    while (visited.size() > mark)
+      visited.pop_back();
+    sizes.resize(dims);
+    return false;
+  };
   // Any op beside the chain that computes from it may be the LSE (the
   // escape check below rejects the chain where an intermediate of the LSE
   // has other users).
@@ -264,17 +281,8 @@ void Matcher::matchLse(Chain &chain) {
             lse.dims[p] = row;
             exprs[p] = getAffineDimExpr(row, ctx);
           }
-        size_t mark = visited.size(), dims = sizes.size();
-        RaiseFailure saved = why;
-        Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
-        why = saved;
-        if (t && isLse(t, chain, ctx)) {
-          chain.lse = std::move(lse);
+        if (tryLse(r, exprs, lse))
           return;
-        }
-        while (visited.size() > mark)
-          visited.pop_back();
-        sizes.resize(dims);
       }
     } while (std::next_permutation(perm.begin(), perm.end()));
     // A row of the output folded from two of the LSE's dims (the second
@@ -311,17 +319,8 @@ void Matcher::matchLse(Chain &chain) {
         AffineExpr rowExpr = getAffineDimExpr(row, ctx);
         exprs[big[i]] = rowExpr.floorDiv(n2);
         exprs[big[i + 1]] = rowExpr % n2;
-        size_t mark = visited.size(), dims = sizes.size();
-        RaiseFailure saved = why;
-        Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
-        why = saved;
-        if (t && isLse(t, chain, ctx)) {
-          chain.lse = std::move(lse);
+        if (tryLse(r, exprs, lse))
           return;
-        }
-        while (visited.size() > mark)
-          visited.pop_back();
-        sizes.resize(dims);
       }
     }
   }

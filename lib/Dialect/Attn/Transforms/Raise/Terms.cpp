@@ -100,6 +100,18 @@ std::optional<std::pair<int64_t, int64_t>> rangeOf(AffineExpr e,
   }
 }
 
+/// The constant coefficient of a summand: `c` for a constant `c`, `c` for
+/// `x * c`, 0 for anything else.
+static int64_t constantCoefficient(AffineExpr t) {
+  if (auto tc = dyn_cast<AffineConstantExpr>(t))
+    return tc.getValue();
+  if (auto tm = dyn_cast<AffineBinaryOpExpr>(t);
+      tm && tm.getKind() == AffineExprKind::Mul)
+    if (auto mc = dyn_cast<AffineConstantExpr>(tm.getRHS()))
+      return mc.getValue();
+  return 0;
+}
+
 /// `e` with `x floordiv c` -> 0 and `x mod c` -> x where x provably lies in
 /// [0, c), and `(c * y + x) floordiv c` -> y, `(c * y + x) mod c` -> x
 /// likewise (the reshapes of a collapsed dimension, read back).
@@ -134,13 +146,7 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
     AffineExpr multiple = getAffineConstantExpr(0, e.getContext()),
                rest = getAffineConstantExpr(0, e.getContext());
     for (AffineExpr t : terms) {
-      int64_t coeff = 0;
-      if (auto tc = dyn_cast<AffineConstantExpr>(t))
-        coeff = tc.getValue();
-      else if (auto tm = dyn_cast<AffineBinaryOpExpr>(t);
-               tm && tm.getKind() == AffineExprKind::Mul)
-        if (auto mc = dyn_cast<AffineConstantExpr>(tm.getRHS()))
-          coeff = mc.getValue();
+      int64_t coeff = constantCoefficient(t);
       if (coeff != 0 && coeff % k == 0)
         multiple = multiple + t;
       else
@@ -161,13 +167,7 @@ static AffineExpr simplifyInRanges(AffineExpr e, ArrayRef<int64_t> sizes) {
                  small = getAffineConstantExpr(0, e.getContext());
       bool anyBig = false;
       for (AffineExpr t : terms) {
-        int64_t coeff = 0;
-        if (auto tc = dyn_cast<AffineConstantExpr>(t))
-          coeff = tc.getValue();
-        else if (auto tm = dyn_cast<AffineBinaryOpExpr>(t);
-                 tm && tm.getKind() == AffineExprKind::Mul)
-          if (auto mc = dyn_cast<AffineConstantExpr>(tm.getRHS()))
-            coeff = mc.getValue();
+        int64_t coeff = constantCoefficient(t);
         if (coeff != 0 && coeff % a == 0) {
           big = big + t;
           anyBig = true;
