@@ -162,7 +162,7 @@ def main():
         write_generated(out, files, rel, header, text, {
             "model": name, "config": kind, "attn_implementation": "dynamic",
             "batch": 1 if "_b1" in name else 2, "source": "dynamic", "export": how,
-            "chains": chains, "fused": 0, "dynamic": True, "kind": kind},
+            "chains": chains, "dynamic": True, "kind": kind},
             keep_expectations=False)
     save_manifest(manifest_path, manifest, files)
     for rel, msg in failures:

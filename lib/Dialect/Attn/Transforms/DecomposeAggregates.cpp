@@ -1,6 +1,7 @@
 //===- DecomposeAggregates.cpp - linalg.softmax to linalg.generic ---------===//
 #include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -11,6 +11,7 @@
 #include "attnfuse/Dialect/Attn/Transforms/Passes.h"
 #include "attnfuse/Dialect/Attn/Transforms/Transforms.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

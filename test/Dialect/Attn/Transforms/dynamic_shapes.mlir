@@ -1,14 +1,26 @@
-// A chain with runtime dimensions is a candidate: it gets a remark saying
-// why it is not fused (attn.attention takes static shapes), and the summary
-// counts it. The broadcast of the probabilities is written as torch-mlir
-// writes it for runtime sizes: a linalg.generic without inputs that reads P
-// with tensor.extract (a use from above, which the candidate search follows).
+// A chain with runtime dimensions is matched like a static one and raised to
+// attn.attention with runtime sizes. The broadcast of the probabilities is
+// written as torch-mlir writes it for runtime sizes: a linalg.generic without
+// inputs that reads P with tensor.extract (a use from above, which the
+// candidate search and the match follow). A head dim that is a runtime size
+// is not fused, with a remark (it shapes the code).
 
 // RUN: attnfuse-opt %s --attn-raise-attention -verify-diagnostics -o /dev/null
-// RUN: attnfuse-opt %s --attn-raise-attention="report=none summary" -o /dev/null 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --attn-raise-attention="report=none summary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// RUN: attnfuse-opt %s --attn-raise-attention="report=none" | FileCheck %s
+// RUN: attnfuse-run %s --entry=dynamic_seq --check=fa --dynamic-sizes=7 | FileCheck %s --check-prefix=EXEC
+// RUN: attnfuse-run %s --entry=dynamic_seq --check=fa --dynamic-sizes=130 | FileCheck %s --check-prefix=EXEC
+// RUN: attnfuse-run %s --entry=dynamic_keys --check=fa --dynamic-sizes=1 | FileCheck %s --check-prefix=EXEC
+// RUN: attnfuse-run %s --entry=dynamic_keys --check=fa --dynamic-sizes=77 | FileCheck %s --check-prefix=EXEC
 
-// CHECK:      attn-raise-attention: 2 candidate(s), 0 fused, 2 not fused
-// CHECK-NEXT:   not fused (dynamic): 2
+// SUMMARY:      attn-raise-attention: 3 candidate(s), 2 fused, 1 not fused
+// SUMMARY-NEXT:   not fused (dynamic): 1
+// EXEC: check=fa: PASS
+
+// CHECK-LABEL: func.func @dynamic_seq
+// CHECK:       attn.attention ins({{.+}} : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>)
+// CHECK-LABEL: func.func @dynamic_keys
+// CHECK:       attn.attention ins({{.+}} : tensor<1x4x8x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>)
 
 func.func @dynamic_seq(%q: tensor<2x?x16xf32>, %kt: tensor<2x16x?xf32>, %v: tensor<2x?x16xf32>) -> tensor<2x?x16xf32> {
   %c0 = arith.constant 0.0 : f32
@@ -28,7 +40,7 @@ func.func @dynamic_seq(%q: tensor<2x?x16xf32>, %kt: tensor<2x16x?xf32>, %v: tens
   } -> tensor<2x?x?xf32>
   %eo = tensor.empty(%n) : tensor<2x?x16xf32>
   %zo = linalg.fill ins(%c0 : f32) outs(%eo : tensor<2x?x16xf32>) -> tensor<2x?x16xf32>
-  // expected-remark @below {{not fused: the chain has runtime dimensions ('?'); attn.attention takes static shapes (runtime sizes: issue 25)}}
+  // expected-remark @below {{fused into attn.attention}}
   %o = linalg.batch_matmul ins(%pb, %v : tensor<2x?x?xf32>, tensor<2x?x16xf32>) outs(%zo : tensor<2x?x16xf32>) -> tensor<2x?x16xf32>
   return %o : tensor<2x?x16xf32>
 }
@@ -69,7 +81,21 @@ func.func @dynamic_keys(%q: tensor<4x8x16xf32>, %kt: tensor<4x16x?xf32>, %v: ten
   } -> tensor<4x8x?xf32>
   %eo = tensor.empty() : tensor<4x8x16xf32>
   %zo = linalg.fill ins(%c0 : f32) outs(%eo : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-  // expected-remark @below {{not fused: the chain has runtime dimensions ('?')}}
+  // expected-remark @below {{fused into attn.attention}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<4x8x?xf32>, tensor<4x?x16xf32>) outs(%zo : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
   return %o : tensor<4x8x16xf32>
+}
+
+// A runtime head dim: not fused.
+func.func @dynamic_head_dim(%q: tensor<2x8x?xf32>, %kt: tensor<2x?x8xf32>, %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x?xf32>, tensor<2x?x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %eo = tensor.empty() : tensor<2x8x16xf32>
+  %zo = linalg.fill ins(%c0 : f32) outs(%eo : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  // expected-remark @below {{not fused: the query/key head dim is a runtime size ('?'); attn.attention takes runtime batch and sequence lengths only}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%zo : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %o : tensor<2x8x16xf32>
 }

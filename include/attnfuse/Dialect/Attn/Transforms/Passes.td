@@ -29,6 +29,7 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
   let dependentDialects = [
     "::attnfuse::attn::AttnDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",

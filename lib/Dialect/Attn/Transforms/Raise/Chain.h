@@ -253,6 +253,21 @@ public:
   /// and mod of a collapsed dimension read back through its expand cancel.
   AffineMap simplifyInRanges(AffineMap map) const;
 
+  /// Two runtime sizes that the match takes as equal where the graph's
+  /// meaning depends on them (a runtime broadcast `select(dim == 1, 0, i)`
+  /// that is the identity when the sizes agree; a `tensor.reshape` whose
+  /// shape operand keeps every runtime dim): dim `aDim` of `a`, and dim
+  /// `bDim` of `b` or, with `bIsShape`, element `bDim` of the shape tensor
+  /// `b`. The rewrite asserts them (cf.assert) before the op.
+  struct SizeCheck {
+    Value a;
+    int64_t aDim;
+    Value b;
+    int64_t bDim;
+    bool bIsShape;
+  };
+  SmallVector<SizeCheck> sizeChecks;
+
 private:
   LogicalResult fail(Operation *at, StringRef key, const Twine &msg) {
     if (!why.at) {
@@ -285,6 +300,15 @@ private:
   Term *traceProducer(Term *leaf);
   Term *traceLinalg(linalg::LinalgOp op, OpResult result, AffineMap access);
   Term *traceScalar(Value s, linalg::LinalgOp op, ArrayRef<AffineExpr> loops);
+  /// `tensor.extract %t[indices]` in the body of `op` (a broadcast written
+  /// with a read from above, as torch-mlir writes it for runtime sizes) as a
+  /// read of `t` at affine coordinates of the loops.
+  Term *traceExtract(tensor::ExtractOp extract, linalg::LinalgOp op,
+                     ArrayRef<AffineExpr> loops);
+  /// `tensor.reshape` whose shape keeps each runtime dim in a group of its
+  /// own: the access of its source (sizeChecks record the kept dims).
+  std::optional<AffineMap> reshapeAccess(tensor::ReshapeOp reshape,
+                                         AffineMap access);
   // Softmax.cpp
   LogicalResult matchSoftmax(Term *p, Chain &chain);
   LogicalResult matchNormalization(Term *p, Chain &chain);
@@ -364,6 +388,16 @@ struct TermEq {
   AffineExpr rename(AffineExpr e);
   bool eq(Term *a, Term *b);
 };
+
+/// Whether a collapse or expand puts a runtime dimension in a group with
+/// other dims than unit ones (its delinearization would need the runtime
+/// size); reshapeSourceAccess takes the others.
+bool regroupsRuntimeDim(Operation *reshape);
+
+/// The value of runtime dim `dim` of `t` where the IR states it without
+/// reading `t`: through the inits of destination-style ops to the size
+/// operand of a tensor.empty (null otherwise).
+Value getRuntimeSize(Value t, int64_t dim);
 
 /// Writes the op for a matched chain before its second contraction and
 /// returns the value that replaces the second contraction's result (Rewrite.cpp).

@@ -31,8 +31,13 @@ using Pred = arith::CmpIPredicate;
 Window Matcher::normalize(Window w) const {
   int64_t nq = current->qDim ? size(*current->qDim) : 1;
   int64_t nk = size(current->kDim);
+  if (w.lo > w.hi)
+    return Window::empty();
+  // With a runtime length only the window's own bounds are known.
+  if (ShapedType::isDynamic(nq) || ShapedType::isDynamic(nk))
+    return w;
   // rel = k - q takes the values [-(nq - 1), nk - 1].
-  if (w.lo > w.hi || (w.lo != -kUnbounded && w.lo > nk - 1) ||
+  if ( (w.lo != -kUnbounded && w.lo > nk - 1) ||
       (w.hi != kUnbounded && w.hi < -(nq - 1)))
     return Window::empty();
   if (w.lo <= -(nq - 1))

@@ -22,12 +22,10 @@ FailureOr<Chain> Matcher::match() {
   chain.c2 = c2;
   Operation *c2op = c2.getOperation();
   // Dims of c2 are canonical dims 0..n-1.
+  // Runtime dims have the size ShapedType::kDynamic: every range analysis
+  // treats them as unknown (rangeOf), and the roles they may take are
+  // checked once assigned (below, after assignRoles).
   SmallVector<int64_t> ranges = c2.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return (void)fail(c2op, "dynamic",
-                      "the chain has runtime dimensions ('?'); attn.attention "
-                      "takes static shapes (runtime sizes: issue 25)"),
-           failure();
   sizes.assign(ranges.begin(), ranges.end());
   for (auto [i, it] : llvm::enumerate(c2.getIteratorTypesArray()))
     if (it == utils::IteratorType::reduction)
@@ -52,6 +50,7 @@ FailureOr<Chain> Matcher::match() {
     SetVector<Operation *> back;
     BackwardSliceOptions opts;
     opts.inclusive = false;
+    opts.omitUsesFromAbove = false; // bodies that read P's source from above
     opts.filter = [](Operation *op) { return !isContraction(op, true); };
     SmallVector<Operation *> contractions;
     if (Operation *def = pOp->get().getDefiningOp()) {
@@ -60,11 +59,13 @@ FailureOr<Chain> Matcher::match() {
       (void)getBackwardSlice(def, &back, opts);
       back.insert(def);
       for (Operation *op : back)
-        for (Value operand : op->getOperands())
-          if (Operation *d = operand.getDefiningOp();
-              d && isContraction(d, true))
-            if (!llvm::is_contained(contractions, d))
+        op->walk([&](Operation *inner) {
+          for (Value operand : inner->getOperands())
+            if (Operation *d = operand.getDefiningOp();
+                d && isContraction(d, true) &&
+                !llvm::is_contained(contractions, d))
               contractions.push_back(d);
+        });
     }
     if (contractions.empty())
       continue;
@@ -89,6 +90,30 @@ FailureOr<Chain> Matcher::match() {
     for (Operation *op : forward)
       if (op != c2op && op->getBlock() == c2op->getBlock())
         slice.insert(op);
+    // And the ops whose bodies read the slice from above (a broadcast
+    // written as tensor.extract in a generic without inputs), with theirs.
+    for (bool grown = true; grown;) {
+      grown = false;
+      for (Operation &op : *c2op->getBlock()) {
+        if (&op == c2op || slice.contains(&op) || op.getNumRegions() == 0)
+          continue;
+        bool reads = false;
+        op.walk([&](Operation *inner) {
+          for (Value x : inner->getOperands())
+            if (Operation *d = x.getDefiningOp(); d && slice.contains(d))
+              reads = true;
+        });
+        if (!reads)
+          continue;
+        slice.insert(&op);
+        SetVector<Operation *> more;
+        getForwardSlice(&op, &more, fopts);
+        for (Operation *m : more)
+          if (m != c2op && m->getBlock() == c2op->getBlock())
+            slice.insert(m);
+        grown = true;
+      }
+    }
     AffineMap pAccess = toCanon(c2.getMatchingIndexingMap(pOp));
     AffineMap vMapC2 = c2.getMatchingIndexingMap(c2.getDpsInputOperand(1 - pi));
     AffineMap oMap = c2.getIndexingMapMatchingResult(c2->getResult(0));
@@ -143,9 +168,15 @@ FailureOr<Chain> Matcher::match() {
       dead.insert(op);
       return true;
     };
+    // A use inside a body (a broadcast's tensor.extract from above) is a
+    // use by the op that holds it.
+    auto holder = [&](Operation *owner) {
+      Operation *op = c2op->getBlock()->findAncestorOpInBlock(*owner);
+      return op ? op : owner;
+    };
     for (Operation *op : visited)
       for (OpOperand &use : op->getUses())
-        if (Operation *user = use.getOwner();
+        if (Operation *user = holder(use.getOwner());
             user != c2op && !visited.contains(user) && !isDead(user) &&
             !(chain.lse && use.get() == chain.lse->value))
           return (void)fail(op, "escapes",
@@ -165,6 +196,17 @@ FailureOr<Chain> Matcher::match() {
     chain.ops = visited;
     if (failed(assignRoles(chain)))
       return failure();
+    // Head counts and head dims shape the code: they must be static; B, Nq
+    // and Nk may be runtime sizes.
+    for (auto [d, what] :
+         {std::pair{chain.hDim, "head count"},
+          std::pair{std::optional<unsigned>(chain.dDim), "query/key head dim"},
+          std::pair{std::optional<unsigned>(chain.eDim), "value head dim"}})
+      if (d && ShapedType::isDynamic(size(*d)))
+        return fail(c2op, "dynamic",
+                    Twine("the ") + what +
+                        " is a runtime size ('?'); attn.attention takes "
+                        "runtime batch and sequence lengths only");
     // An LSE that reads a folded row as two dims: the roles split it.
     if (chain.lse && chain.lse->fold) {
       const Chain::Lse::Fold &f = *chain.lse->fold;
@@ -224,7 +266,8 @@ void Matcher::matchLse(Chain &chain) {
   // the layout `lse`) where it is one; otherwise restores what the trace
   // visited and the dims it added.
   auto tryLse = [&](Value r, ArrayRef<AffineExpr> exprs, Chain::Lse &lse) {
-    size_t mark = visited.size(), dims = sizes.size();
+    size_t mark = visited.size(), dims = sizes.size(),
+           checks = sizeChecks.size();
     RaiseFailure saved = why;
     Term *t = traceTensor(r, AffineMap::get(kMaxDims, 0, exprs, ctx));
     why = saved;
@@ -235,6 +278,7 @@ void Matcher::matchLse(Chain &chain) {
     while (visited.size() > mark)
       visited.pop_back();
     sizes.resize(dims);
+    sizeChecks.resize(checks);
     return false;
   };
   // Any op beside the chain that computes from it may be the LSE (the

@@ -56,7 +56,8 @@ peel(Value v, AffineMap access, function_ref<AffineMap(AffineMap)> normalize,
         break;
       src = in->get();
       next = composeAccess(lin.getMatchingIndexingMap(in), loops, ctx);
-    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def) &&
+               !regroupsRuntimeDim(def)) {
       src = def->getOperand(0);
       next = reshapeSourceAccess(def, curAccess, /*unitDimsAtZero=*/true);
     } else {

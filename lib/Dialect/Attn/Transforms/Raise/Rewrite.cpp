@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -35,12 +36,18 @@ private:
       return 3;
     return std::nullopt;
   }
-  int64_t roleSize(std::optional<unsigned> d) { return d ? m.size(*d) : 1; }
+  /// The size of canonical dim `d` (1 for an absent role): an index
+  /// attribute, or for a runtime size its value, read off c2's loop ranges
+  /// (runtime dims are c2's own; the dims the matcher adds are static).
+  OpFoldResult sizeOf(std::optional<unsigned> d);
+  int64_t staticSizeOf(std::optional<unsigned> d) {
+    return d ? m.size(*d) : 1;
+  }
 
   /// A [4]-d tensor `T4[i0..i3] = convert(src[map(i)])`, where `map` is the
   /// canonical access with dims renamed to their role positions.
-  Value layout(Value src, AffineMap access, ArrayRef<int64_t> shape, Type elem,
-               ArrayRef<std::optional<AffineExpr>> dimToLoop);
+  Value layout(Value src, AffineMap access, ArrayRef<OpFoldResult> shape,
+               Type elem, ArrayRef<std::optional<AffineExpr>> dimToLoop);
   Value buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
                         Value score, IRMapping &memo);
   /// The coordinate `e` (in canonical dims) from the region's (b, h, q, k).
@@ -58,6 +65,7 @@ private:
   Location loc;
   MLIRContext *ctx;
   Operation *attnOp = nullptr;
+  SmallVector<OpFoldResult> loopSizes; // c2's, built on first use
 };
 
 } // namespace
@@ -75,8 +83,28 @@ static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   return arith::TruncFOp::create(b, loc, to, w);
 }
 
-Value Rewriter::layout(Value src, AffineMap access, ArrayRef<int64_t> shape,
-                       Type elem, ArrayRef<std::optional<AffineExpr>> dimToLoop) {
+OpFoldResult Rewriter::sizeOf(std::optional<unsigned> d) {
+  if (!d)
+    return b.getIndexAttr(1);
+  if (!ShapedType::isDynamic(m.size(*d)))
+    return b.getIndexAttr(m.size(*d));
+  if (loopSizes.empty()) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(c.c2);
+    for (Range r : cast<linalg::LinalgOp>(c.c2.getOperation())
+                       .createLoopRanges(b, loc))
+      loopSizes.push_back(r.size);
+  }
+  assert(*d < loopSizes.size() && "a runtime dim is one of c2's loops");
+  return loopSizes[*d];
+}
+
+Value Rewriter::layout(Value src, AffineMap access,
+                       ArrayRef<OpFoldResult> shapeSizes, Type elem,
+                       ArrayRef<std::optional<AffineExpr>> dimToLoop) {
+  SmallVector<int64_t> shape;
+  for (OpFoldResult s : shapeSizes)
+    shape.push_back(getConstantIntValue(s).value_or(ShapedType::kDynamic));
   SmallVector<AffineExpr> repl;
   for (unsigned d = 0; d < kMaxDims; ++d)
     repl.push_back(dimToLoop[d] ? *dimToLoop[d] : getAffineConstantExpr(0, ctx));
@@ -85,10 +113,10 @@ Value Rewriter::layout(Value src, AffineMap access, ArrayRef<int64_t> shape,
     exprs.push_back(simplifyAffineExpr(e.replaceDims(repl), shape.size(), 0));
   AffineMap inMap = AffineMap::get(shape.size(), 0, exprs, ctx);
   auto srcType = cast<RankedTensorType>(src.getType());
-  if (inMap.isIdentity() && srcType.getShape() == shape &&
+  if (inMap.isIdentity() && srcType.getShape() == ArrayRef<int64_t>(shape) &&
       srcType.getElementType() == elem)
     return src;
-  Value init = tensor::EmptyOp::create(b, loc, shape, elem);
+  Value init = tensor::EmptyOp::create(b, loc, shapeSizes, elem);
   SmallVector<utils::IteratorType> iters(shape.size(),
                                          utils::IteratorType::parallel);
   return linalg::GenericOp::create(
@@ -158,12 +186,56 @@ Value Rewriter::buildRegionTerm(Term *t, OpBuilder &rb, ArrayRef<Value> coords,
   llvm_unreachable("checked by checkRegion");
 }
 
+/// The runtime size `dim` of `t` (or, with `isShape`, element `dim` of the
+/// shape tensor `t`) as an index, read without keeping the chain alive:
+/// through getRuntimeSize where the IR states it.
+static Value buildRuntimeSize(OpBuilder &b, Location loc, Value t, int64_t dim,
+                              bool isShape) {
+  Type index = b.getIndexType();
+  Value v;
+  if (isShape) {
+    v = tensor::ExtractOp::create(
+        b, loc, t, ValueRange{arith::ConstantIndexOp::create(b, loc, dim)});
+  } else {
+    v = getRuntimeSize(t, dim);
+    if (!v)
+      v = tensor::DimOp::create(b, loc, t, dim);
+  }
+  if (v.getType() != index)
+    v = arith::IndexCastOp::create(b, loc, index, v);
+  return v;
+}
+
 Value Rewriter::run() {
   b.setInsertionPoint(c.c2);
+  // What the match took as equal at run time (Matcher::sizeChecks): a
+  // graph run with other sizes stops here instead of computing something
+  // else (docs/Raising.md, "Runtime sizes").
+  SmallVector<std::tuple<Value, int64_t, Value, int64_t, bool>> emitted;
+  for (const Matcher::SizeCheck &check : m.sizeChecks) {
+    auto key = std::make_tuple(check.a, check.aDim, check.b, check.bDim,
+                               check.bIsShape);
+    if (llvm::is_contained(emitted, key))
+      continue;
+    emitted.push_back(key);
+    Value a = buildRuntimeSize(b, loc, check.a, check.aDim, false);
+    Value other = buildRuntimeSize(b, loc, check.b, check.bDim, check.bIsShape);
+    Value same =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, other);
+    cf::AssertOp::create(
+        b, loc, same,
+        check.bIsShape
+            ? "attn-raise-attention: a tensor.reshape of the fused chain "
+              "changes a runtime dimension"
+            : "attn-raise-attention: a runtime broadcast of a size-1 "
+              "dimension in the fused chain");
+  }
   Type et = c.elementType;
-  int64_t B = roleSize(c.bDim), H = roleSize(c.hDim), Nq = roleSize(c.qDim),
-          Nk = m.size(c.kDim), D = m.size(c.dDim), Dv = m.size(c.eDim);
+  OpFoldResult B = sizeOf(c.bDim), Nq = sizeOf(c.qDim), Nk = sizeOf(c.kDim);
+  int64_t H = staticSizeOf(c.hDim), D = m.size(c.dDim), Dv = m.size(c.eDim);
   int64_t G = c.groupSize, Hkv = H / G;
+  OpFoldResult HA = b.getIndexAttr(H), HkvA = b.getIndexAttr(Hkv),
+               DA = b.getIndexAttr(D), DvA = b.getIndexAttr(Dv);
   auto dimsFor = [&](unsigned last, bool kv) {
     SmallVector<std::optional<AffineExpr>> map(kMaxDims);
     if (c.bDim)
@@ -177,18 +249,18 @@ Value Rewriter::run() {
     return map;
   };
   // Q4[b,h,q,d], K4[b,hkv,k,d], V4[b,hkv,k,e].
-  Value q4 = layout(c.q, c.qMap, {B, H, Nq, D}, et, dimsFor(c.dDim, false));
-  Value k4 = layout(c.k, c.kMap, {B, Hkv, Nk, D}, et, dimsFor(c.dDim, true));
-  Value v4 = layout(c.v, c.vMap, {B, Hkv, Nk, Dv}, et, dimsFor(c.eDim, true));
+  Value q4 = layout(c.q, c.qMap, {B, HA, Nq, DA}, et, dimsFor(c.dDim, false));
+  Value k4 = layout(c.k, c.kMap, {B, HkvA, Nk, DA}, et, dimsFor(c.dDim, true));
+  Value v4 = layout(c.v, c.vMap, {B, HkvA, Nk, DvA}, et, dimsFor(c.eDim, true));
   // Bias / keep: [B|1, H|1, Nq|1, Nk|1], read through their broadcast maps.
   auto sideOperand = [&](Term *leaf) -> Value {
-    SmallVector<int64_t> shape(4, 1);
+    SmallVector<OpFoldResult> shape(4, b.getIndexAttr(1));
     SmallVector<std::optional<AffineExpr>> map(kMaxDims);
     for (AffineExpr e : leaf->access.getResults())
       for (unsigned d = 0; d < kMaxDims; ++d)
         if (usesDim(e, d)) {
           std::optional<unsigned> r = role(d, c.kDim);
-          shape[*r] = m.size(d);
+          shape[*r] = sizeOf(d);
           map[d] = getAffineDimExpr(*r, ctx);
         }
     return layout(leaf->tensor, leaf->access, shape,
@@ -198,10 +270,15 @@ Value Rewriter::run() {
   Value bias = c.bias ? sideOperand(c.bias) : Value();
   Value keep = c.keep ? sideOperand(c.keep) : Value();
 
-  auto outType = RankedTensorType::get({B, H, Nq, Dv}, et);
+  auto staticOf = [](OpFoldResult s) {
+    return getConstantIntValue(s).value_or(ShapedType::kDynamic);
+  };
+  auto outType =
+      RankedTensorType::get({staticOf(B), H, staticOf(Nq), Dv}, et);
   SmallVector<Type> resultTypes{outType};
   if (c.lse)
-    resultTypes.push_back(RankedTensorType::get({B, H, Nq}, b.getF32Type()));
+    resultTypes.push_back(RankedTensorType::get({staticOf(B), H, staticOf(Nq)},
+                                                b.getF32Type()));
   auto op = AttentionOp::create(
       b, loc, resultTypes, q4, k4, v4, bias, keep, /*seed=*/Value(),
       b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
@@ -271,8 +348,15 @@ Value Rewriter::toGraph(Value v, ArrayRef<std::optional<unsigned>> coords,
   AffineMap read = AffineMap::get(resType.getRank(), 0, exprs, ctx);
   if (read.isIdentity() && resType == v.getType())
     return v;
-  Value init = tensor::EmptyOp::create(b, loc, resType.getShape(),
-                                       resType.getElementType());
+  // A runtime dim of the result is one of the canonical dims (a split row
+  // is static: the matcher splits only static rows).
+  SmallVector<OpFoldResult> sizes;
+  for (auto [p, pos] : llvm::enumerate(resDims))
+    sizes.push_back(resType.isDynamicDim(p)
+                        ? sizeOf(pos)
+                        : OpFoldResult(b.getIndexAttr(resType.getDimSize(p))));
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, resType.getElementType());
   SmallVector<utils::IteratorType> iters(resType.getRank(),
                                          utils::IteratorType::parallel);
   Type resElem = resType.getElementType();

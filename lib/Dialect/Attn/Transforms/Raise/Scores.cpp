@@ -82,6 +82,12 @@ LogicalResult Matcher::setStructuralMask(Window w, bool exact, Chain &chain) {
   for (int pass = 0; pass < 3; ++pass)
     for (MaskAlignment al :
          {MaskAlignment::top_left, MaskAlignment::bottom_right}) {
+      // Bottom-right alignment states an offset Nk - Nq that the graph's
+      // constant window can only express for static lengths.
+      bool lengthsStatic =
+          !ShapedType::isDynamic(nq) && !ShapedType::isDynamic(nk);
+      if (al == MaskAlignment::bottom_right && !lengthsStatic)
+        continue;
       int64_t off = al == MaskAlignment::bottom_right ? nk - nq : 0;
       if (al == MaskAlignment::bottom_right && off == 0)
         continue;
@@ -290,8 +296,13 @@ LogicalResult Matcher::splitScores(Chain &chain, MaskDrop drop) {
   if (finiteDropped) {
     Window w = normalize(intersect(dropped, implied));
     int64_t nq = chain.qDim ? size(*chain.qDim) : 1, nk = size(chain.kDim);
-    bool everyRowSeesAKey = !w.isEmpty() && w.hi >= 0 &&
-                            (w.lo == -kUnbounded || w.lo <= nk - nq);
+    // With a runtime length: only a window that shows each row's own
+    // position and everything before it (key 0 included).
+    bool dynamicLengths =
+        ShapedType::isDynamic(nq) || ShapedType::isDynamic(nk);
+    bool everyRowSeesAKey =
+        !w.isEmpty() && w.hi >= 0 &&
+        (w.lo == -kUnbounded || (!dynamicLengths && w.lo <= nk - nq));
     if (!everyRowSeesAKey || chain.keep || chain.bias ||
         !isFiniteScoreFunction(chain.region))
       return failure();

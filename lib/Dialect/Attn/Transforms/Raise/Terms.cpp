@@ -28,11 +28,27 @@ AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
                                      bool unitDimsAtZero) {
   MLIRContext *ctx = access.getContext();
   SmallVector<AffineExpr> exprs;
+  // A group with a runtime dim has only unit dims beside it
+  // (regroupsRuntimeDim): the runtime dim carries the whole index.
+  auto runtimeDimOf = [](ArrayRef<int64_t> shape,
+                         const ReassociationIndices &group) {
+    std::optional<int64_t> dim;
+    for (int64_t d : group)
+      if (ShapedType::isDynamic(shape[d]))
+        dim = d;
+    return dim;
+  };
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
     ArrayRef<int64_t> srcShape = collapse.getSrcType().getShape();
     exprs.resize(srcShape.size());
     for (auto [j, group] :
          llvm::enumerate(collapse.getReassociationIndices())) {
+      if (std::optional<int64_t> dyn = runtimeDimOf(srcShape, group)) {
+        for (int64_t d : group)
+          exprs[d] = d == *dyn ? access.getResult(j)
+                               : getAffineConstantExpr(0, ctx);
+        continue;
+      }
       int64_t stride = 1;
       for (int64_t i = group.size() - 1; i >= 0; --i) {
         AffineExpr e = access.getResult(j);
@@ -50,6 +66,10 @@ AffineMap reshapeSourceAccess(Operation *reshape, AffineMap access,
     auto expand = cast<tensor::ExpandShapeOp>(reshape);
     ArrayRef<int64_t> resShape = expand.getResultType().getShape();
     for (const auto &group : expand.getReassociationIndices()) {
+      if (std::optional<int64_t> dyn = runtimeDimOf(resShape, group)) {
+        exprs.push_back(access.getResult(*dyn));
+        continue;
+      }
       AffineExpr e = getAffineConstantExpr(0, ctx);
       for (int64_t i : group)
         e = e * resShape[i] + access.getResult(i);
@@ -344,6 +364,16 @@ TypedAttr getConstantTerm(Term *t) {
   Attribute a;
   if (t->kind == Term::Op && matchPattern(t->op, m_Constant(&a)))
     return dyn_cast<TypedAttr>(a);
+  // A float cast of a constant is the constant rounded as the cast rounds
+  // (to nearest even): `truncf %c : f64 to f32`, torch-mlir's scale.
+  if (isOp<arith::TruncFOp, arith::ExtFOp>(t) && t->args.size() == 1)
+    if (auto c = dyn_cast_or_null<FloatAttr>(getConstantTerm(t->args[0])))
+      if (auto to = dyn_cast<FloatType>(t->type)) {
+        APFloat v = c.getValue();
+        bool lost;
+        v.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+        return FloatAttr::get(to, v);
+      }
   if (t->kind == Term::Scalar && matchPattern(t->scalar, m_Constant(&a)))
     return dyn_cast<TypedAttr>(a);
   return getSplatLeaf(t);
@@ -354,19 +384,34 @@ bool isConstTerm(Term *t, double *value) {
   return a && isF32Const(a, value);
 }
 
-TypedAttr getSplatLeaf(Term *t) {
+/// The element of a tensor that holds one constant everywhere: a fill, a
+/// splat constant, or a broadcast of one (a generic whose body yields its
+/// only input, as torch-mlir writes a 0-d constant broadcast to runtime
+/// sizes).
+static TypedAttr getSplatValue(Value v) {
   Attribute a;
-  if (t->kind != Term::Leaf)
-    return {};
-  if (auto fill = t->tensor.getDefiningOp<linalg::FillOp>()) {
+  if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
     if (matchPattern(fill.getInputs()[0], m_Constant(&a)))
       return dyn_cast<TypedAttr>(a);
     return {};
   }
-  if (matchPattern(t->tensor, m_Constant(&a)))
+  if (auto copy = v.getDefiningOp<linalg::GenericOp>();
+      copy && copy.getNumDpsInputs() == 1 && copy.getNumResults() == 1) {
+    auto yield = cast<linalg::YieldOp>(copy.getBody()->getTerminator());
+    if (yield.getValues().front() == copy.getBody()->getArgument(0))
+      return getSplatValue(copy.getDpsInputs()[0]);
+    return {};
+  }
+  if (matchPattern(v, m_Constant(&a)))
     if (auto d = dyn_cast<DenseElementsAttr>(a); d && d.isSplat())
       return d.getSplatValue<TypedAttr>();
   return {};
+}
+
+TypedAttr getSplatLeaf(Term *t) {
+  if (t->kind != Term::Leaf)
+    return {};
+  return getSplatValue(t->tensor);
 }
 
 bool isScalarLeaf(Term *t) {
@@ -401,6 +446,174 @@ static bool isMaskTraceable(Operation *def) {
          llvm::none_of(lin->getOperandTypes(),
                        [](Type t) { return !isa<RankedTensorType>(t); }) &&
          llvm::none_of(lin.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
+bool regroupsRuntimeDim(Operation *reshape) {
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape);
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape);
+  RankedTensorType wide =
+      collapse ? collapse.getSrcType() : expand.getResultType();
+  SmallVector<ReassociationIndices> groups =
+      collapse ? collapse.getReassociationIndices()
+               : expand.getReassociationIndices();
+  return llvm::any_of(groups, [&](const ReassociationIndices &g) {
+    int64_t runtime = llvm::count_if(
+        g, [&](int64_t d) { return wide.isDynamicDim(d); });
+    int64_t units = llvm::count_if(
+        g, [&](int64_t d) { return wide.getDimSize(d) == 1; });
+    return runtime > 1 || (runtime == 1 && runtime + units != int64_t(g.size()));
+  });
+}
+
+std::optional<AffineMap> Matcher::reshapeAccess(tensor::ReshapeOp reshape,
+                                                AffineMap access) {
+  // Runtime dims split both shapes into static segments; each runtime dim
+  // of the source is the runtime dim of the result at the same place (the
+  // shape operand's value there, asserted at run time), and each static
+  // segment of the source is a row-major regrouping of the result's.
+  ArrayRef<int64_t> src = reshape.getSource().getType().getShape();
+  ArrayRef<int64_t> res = reshape.getResult().getType().getShape();
+  auto segments = [](ArrayRef<int64_t> shape) {
+    SmallVector<SmallVector<int64_t>> segs(1);
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      if (ShapedType::isDynamic(d))
+        segs.emplace_back();
+      else
+        segs.back().push_back(i);
+    }
+    return segs;
+  };
+  SmallVector<SmallVector<int64_t>> srcSegs = segments(src),
+                                    resSegs = segments(res);
+  auto product = [](ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
+    int64_t p = 1;
+    for (int64_t d : dims)
+      p *= shape[d];
+    return p;
+  };
+  bool same = srcSegs.size() == resSegs.size();
+  for (size_t k = 0; same && k < srcSegs.size(); ++k)
+    same = product(src, srcSegs[k]) == product(res, resSegs[k]);
+  if (!same) {
+    (void)fail(reshape, "dynamic-reshape",
+               "the reshape does not keep each runtime dimension apart");
+    return std::nullopt;
+  }
+  SmallVector<AffineExpr> exprs(src.size());
+  SmallVector<int64_t> srcDyn, resDyn;
+  for (auto [i, d] : llvm::enumerate(src))
+    if (ShapedType::isDynamic(d))
+      srcDyn.push_back(i);
+  for (auto [j, d] : llvm::enumerate(res))
+    if (ShapedType::isDynamic(d))
+      resDyn.push_back(j);
+  for (auto [i, j] : llvm::zip(srcDyn, resDyn)) {
+    exprs[i] = access.getResult(j);
+    sizeChecks.push_back({reshape.getSource(), i, reshape.getShape(), j,
+                          /*bIsShape=*/true});
+  }
+  for (auto [srcSeg, resSeg] : llvm::zip(srcSegs, resSegs)) {
+    AffineExpr lin = getAffineConstantExpr(0, ctx);
+    for (int64_t j : resSeg)
+      lin = lin * res[j] + access.getResult(j);
+    int64_t stride = 1;
+    for (int64_t i : llvm::reverse(srcSeg)) {
+      AffineExpr e = stride == 1 ? lin : lin.floorDiv(stride);
+      if (i != srcSeg.front())
+        e = e % src[i];
+      exprs[i] = simplify(e);
+      stride *= src[i];
+    }
+  }
+  return AffineMap::get(kMaxDims, 0, exprs, ctx);
+}
+
+Value getRuntimeSize(Value t, int64_t dim) {
+  while (Operation *def = t.getDefiningOp()) {
+    if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+      return empty.getType().isDynamicDim(dim) ? empty.getDynamicSize(dim)
+                                               : Value();
+    auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+    if (!dps)
+      break;
+    t = dps.getTiedOpOperand(cast<OpResult>(t))->get();
+  }
+  return Value();
+}
+
+Term *Matcher::traceExtract(tensor::ExtractOp extract, linalg::LinalgOp op,
+                            ArrayRef<AffineExpr> loops) {
+  Value t = extract.getTensor();
+  auto unfail = [&](StringRef what) -> Term * {
+    (void)fail(op, "unsupported-op",
+               "a tensor.extract in the body reads " + what.str());
+    return nullptr;
+  };
+  if (Operation *d = t.getDefiningOp(); d && op->isProperAncestor(d))
+    return unfail("a tensor computed in the body");
+  // Mask producers are traced tentatively: no runtime assumption there.
+  if (maskMode)
+    return unfail("a mask tensor");
+  auto stripCast = [](Value v) {
+    while (auto c = v.getDefiningOp<arith::IndexCastOp>())
+      v = c.getIn();
+    return v;
+  };
+  // The loop of `op` that linalg.index `v` reads, if it is one.
+  auto loopOf = [&](Value v) -> std::optional<unsigned> {
+    auto idx = v.getDefiningOp<linalg::IndexOp>();
+    if (!idx || !op->isProperAncestor(idx))
+      return std::nullopt;
+    return idx.getDim();
+  };
+  SmallVector<AffineExpr> exprs;
+  for (auto [pos, index] : llvm::enumerate(extract.getIndices())) {
+    Value v = stripCast(index);
+    if (std::optional<int64_t> c = getConstantIntValue(v)) {
+      exprs.push_back(getAffineConstantExpr(*c, ctx));
+      continue;
+    }
+    // A runtime broadcast: select(dim(t, pos) == 1, 0, i) is i when the
+    // size of t there is the loop's (asserted at run time).
+    if (auto sel = v.getDefiningOp<arith::SelectOp>()) {
+      auto cmp = sel.getCondition().getDefiningOp<arith::CmpIOp>();
+      std::optional<int64_t> zero = getConstantIntValue(sel.getTrueValue());
+      if (cmp && cmp.getPredicate() == arith::CmpIPredicate::eq && zero &&
+          *zero == 0) {
+        Value x = stripCast(cmp.getLhs()), one = cmp.getRhs();
+        if (getConstantIntValue(x) == 1)
+          std::swap(x, one);
+        auto dim = x.getDefiningOp<tensor::DimOp>();
+        std::optional<int64_t> dimIndex =
+            dim ? dim.getConstantIndex() : std::nullopt;
+        bool sizeOfT = dim ? dim.getSource() == t &&
+                                 dimIndex == static_cast<int64_t>(pos)
+                           : Value(getRuntimeSize(t, pos)) &&
+                                 stripCast(getRuntimeSize(t, pos)) == x;
+        if (getConstantIntValue(one) == 1 && sizeOfT)
+          v = stripCast(sel.getFalseValue());
+      }
+      if (v == stripCast(index))
+        return unfail("at an index it does not understand");
+      std::optional<unsigned> loop = loopOf(v);
+      AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+      std::optional<unsigned> outPos =
+          loop ? out.getResultPosition(getAffineDimExpr(*loop, ctx))
+               : std::nullopt;
+      if (!outPos)
+        return unfail("a runtime broadcast of an index that is not a loop");
+      sizeChecks.push_back({t, static_cast<int64_t>(pos), op.getDpsInits()[0],
+                            static_cast<int64_t>(*outPos),
+                            /*bIsShape=*/false});
+      exprs.push_back(loops[*loop]);
+      continue;
+    }
+    std::optional<unsigned> loop = loopOf(v);
+    if (!loop)
+      return unfail("at an index that is not a loop or a constant");
+    exprs.push_back(loops[*loop]);
+  }
+  return traceTensor(t, AffineMap::get(kMaxDims, 0, exprs, ctx));
 }
 
 Term *Matcher::traceProducer(Term *leaf) {
@@ -475,10 +688,20 @@ Term *Matcher::traceTensor(Value v, AffineMap access) {
     t->args = {in};
     return t;
   }
-  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+    if (regroupsRuntimeDim(def)) {
+      (void)fail(def, "dynamic-reshape",
+                 "the reshape groups a runtime dimension with others");
+      return nullptr;
+    }
     return traceTensor(def->getOperand(0),
                        reshapeSourceAccess(def, access,
                                            /*unitDimsAtZero=*/false));
+  }
+  if (auto reshape = dyn_cast<tensor::ReshapeOp>(def)) {
+    std::optional<AffineMap> src = reshapeAccess(reshape, access);
+    return src ? traceTensor(reshape.getSource(), *src) : nullptr;
+  }
   if (auto lin = dyn_cast<linalg::LinalgOp>(def))
     return traceLinalg(lin, cast<OpResult>(v), access);
   (void)fail(def, "unsupported-op",
@@ -529,8 +752,9 @@ Term *Matcher::traceLinalg(linalg::LinalgOp op, OpResult result,
   for (auto [i, it] : llvm::enumerate(iters)) {
     if (loops[i])
       continue;
-    if (it != utils::IteratorType::reduction ||
-        ShapedType::isDynamic(ranges[i])) {
+    // A reduction over a runtime range gets a dim of runtime size: the
+    // softmax matcher identifies it with the key dim through what it reads.
+    if (it != utils::IteratorType::reduction) {
       (void)fail(def, "not-pointwise", "a loop of the op is not in its output");
       return nullptr;
     }
@@ -614,6 +838,9 @@ Term *Matcher::traceScalar(Value s, linalg::LinalgOp op,
     t->index = loops[idx.getDim()];
     return t;
   }
+  if (auto extract = dyn_cast<tensor::ExtractOp>(def);
+      extract && isa<RankedTensorType>(extract.getTensor().getType()))
+    return traceExtract(extract, op, loops);
   if (def->getNumRegions() != 0 || def->getNumResults() != 1 ||
       !isMemoryEffectFree(def)) {
     (void)fail(op, "unsupported-op",
