@@ -166,3 +166,29 @@ for src, entry in ((INTS, "nope"),
         # CHECK-NEXT: error: no function 'nope' with a body in the module
         # CHECK-NEXT: <source>:1:1: error: result 0 of the entry function has type 'f32'; supported: ranked tensors
         print(e.diagnostics[0])
+
+# Runtime sizes: one compiled function with '?' batch and lengths serves
+# several shapes (attn.attention with runtime B, Nq, Nk).
+fn = attnfuse.jit(attention_source("f32", ("?", 2, "?", 16), ("?", 2, "?", 16),
+                                   lse=True), "f", block_q=16, block_k=16)
+# CHECK: runtime sizes: ['tensor<?x2x?x16xf32>', 'tensor<?x2x?x16xf32>', 'tensor<?x2x?x16xf32>']
+print("runtime sizes:", fn.input_types)
+for b, nq, nk in ((1, 5, 70), (3, 33, 17)):
+    q = rng.standard_normal((b, 2, nq, 16), dtype=np.float32)
+    k = rng.standard_normal((b, 2, nk, 16), dtype=np.float32)
+    v = rng.standard_normal((b, 2, nk, 16), dtype=np.float32)
+    o, lse = fn(q, k, v)
+    want_o, want_lse = reference(q, k, v)
+    check("runtime %dx%dx%d o" % (b, nq, nk), o, want_o, 1e-5)
+    check("runtime %dx%dx%d lse" % (b, nq, nk), lse, want_lse, 1e-5)
+# CHECK-NEXT: runtime 1x5x70 o: shape (1, 2, 5, 16) dtype float32 ok True
+# CHECK-NEXT: runtime 1x5x70 lse: shape (1, 2, 5) dtype float32 ok True
+# CHECK-NEXT: runtime 3x33x17 o: shape (3, 2, 33, 16) dtype float32 ok True
+# CHECK-NEXT: runtime 3x33x17 lse: shape (3, 2, 33) dtype float32 ok True
+# A size mismatch the verifier cannot see stops the call with the message.
+try:
+    fn(q, k[:2], v[:2])
+except Exception as e:
+    # CHECK-DAG: mismatch: RunError
+    # CHECK-DAG: attn: runtime size mismatch: key batch != query batch
+    print("mismatch:", type(e).__name__, flush=True)
