@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""Attention graphs with a runtime sequence length (issue 26, item 3).
+"""Attention graphs with a runtime sequence length (issues 25 and 26).
 
 `torch.export` with a `Dim` for the sequence length, through torch-mlir
 (linalg-on-tensors; its TOSA backend fails on them), and `torch.onnx.export` with a dynamic axis
 through torch-mlir's ONNX importer. The graphs have `?` dimensions; the
-raising must find every chain as a candidate and say why it is not fused
-(attn.attention takes static shapes today).
+raising fuses them into attn.attention with runtime sizes, and the corpus
+test runs each at several lengths.
 
 Models: a plain SDPA module (torch.nn.functional.scaled_dot_product_attention,
 math backend, optionally causal), an explicit softmax(QK^T * s) V module, and
-the tiny transformers GPT-2 of scripts/corpus/generate.py (eager and SDPA).
+tiny transformers models of scripts/corpus/generate.py (GPT-2, LLaMA with
+GQA, BERT; eager and SDPA).
 
 Writes test/Corpus/dynamic/<source>_<name>.mlir and their manifest entries.
 Usage (after scripts/corpus/setup-venv.sh):
-  .venv-corpus/bin/python scripts/corpus/generate_dynamic.py
+  .venv-corpus/bin/python scripts/corpus/generate_dynamic.py [--only NAME,...]
 """
 import os
 import sys
@@ -68,17 +69,27 @@ MODELS = {
 }
 
 
-def gpt2_model(impl):
+def hf_model(model, impl):
     generate.seed(0)
-    return generate.MODELS["gpt2"]["build"](impl).eval()
+    return generate.MODELS[model]["build"](impl).eval()
 
 
-def gpt2_inputs():
+def hf_inputs(model):
     generate.seed(1)
-    return generate.MODELS["gpt2"]["inputs"](1)
+    return generate.MODELS[model]["inputs"](1)
 
 
-GPT2_DYN = ({1: Dim("seq", min=2, max=1024)}, {1: Dim("seq", min=2, max=1024)})
+def hf_dyn(max_len):
+    """input_ids and attention_mask, both [1, seq]."""
+    seq = Dim("seq", min=2, max=max_len)
+    return ({1: seq}, {1: seq})
+
+
+# transformers models exported with a runtime length: name in the file ->
+# (generate.MODELS key, a name for the family, the longest length the tiny
+# config's position table takes; torch.export refuses a wider Dim).
+HF_MODELS = {"gpt2": ("gpt2", "GPT-2", 1024), "llama_gqa": ("llama_gqa", "LLaMA (GQA)", 1024),
+             "bert": ("bert", "BERT", 16)}
 
 
 def export_torch(model, inputs, dyn, output_type):
@@ -135,14 +146,29 @@ def main():
                      lambda b=build, i=inputs: export_onnx(
                          b().eval(), i(), ["q", "k", "v"], {n: {2: "seq"} for n in "qkv"},
                          tempfile.mkdtemp())))
-    for impl in ("eager", "sdpa"):
-        for source, ot in (("linalg", "linalg-on-tensors"),):
-            jobs.append((f"{source}_gpt2_{impl}_b1", 1,
-                         f"transformers GPT-2 ({generate.MODELS['gpt2']['config']}), {impl}, "
-                         "runtime sequence length (Dim)",
-                         f"torch.export(dynamic_shapes=Dim seq) + torch_mlir.fx.export_and_import("
-                         f"output_type=\"{ot}\")",
-                         lambda i=impl, o=ot: export_torch(gpt2_model(i), gpt2_inputs(), GPT2_DYN, o)))
+    for name, (key, family, max_len) in HF_MODELS.items():
+        for impl in ("eager", "sdpa"):
+            config = generate.MODELS[key]["config"]
+            chains = generate.MODELS[key]["chains"]
+            jobs.append((f"linalg_{name}_{impl}_b1", chains,
+                         f"transformers {family} ({config}), {impl}, runtime sequence length (Dim)",
+                         "torch.export(dynamic_shapes=Dim seq) + torch_mlir.fx.export_and_import("
+                         "output_type=\"linalg-on-tensors\")",
+                         lambda k=key, i=impl, n=max_len: export_torch(
+                             hf_model(k, i), hf_inputs(k), hf_dyn(n), "linalg-on-tensors")))
+        jobs.append((f"onnx_{name}_b1", generate.MODELS[key]["chains"],
+                     f"transformers {family} ({generate.MODELS[key]['config']}), "
+                     "runtime sequence length (ONNX dynamic axis)",
+                     "torch.onnx.export(opset 18, dynamic_axes seq) + torch_mlir onnx_importer"
+                     " + torch-backend-to-linalg-on-tensors",
+                     lambda k=key: export_onnx(
+                         hf_model(k, "eager"), hf_inputs(k), ["input_ids", "attention_mask"],
+                         {n: {1: "seq"} for n in ("input_ids", "attention_mask")},
+                         tempfile.mkdtemp())))
+    only = None
+    if "--only" in sys.argv:
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+        jobs = [j for j in jobs if j[0] in only]
     failures = []
     os.makedirs(os.path.join(out, "dynamic"), exist_ok=True)
     for name, chains, kind, how, fn in jobs:
