@@ -156,15 +156,11 @@ def main():
                          "output_type=\"linalg-on-tensors\")",
                          lambda k=key, i=impl, n=max_len: export_torch(
                              hf_model(k, i), hf_inputs(k), hf_dyn(n), "linalg-on-tensors")))
-        jobs.append((f"onnx_{name}_b1", generate.MODELS[key]["chains"],
-                     f"transformers {family} ({generate.MODELS[key]['config']}), "
-                     "runtime sequence length (ONNX dynamic axis)",
-                     "torch.onnx.export(opset 18, dynamic_axes seq) + torch_mlir onnx_importer"
-                     " + torch-backend-to-linalg-on-tensors",
-                     lambda k=key: export_onnx(
-                         hf_model(k, "eager"), hf_inputs(k), ["input_ids", "attention_mask"],
-                         {n: {1: "seq"} for n in ("input_ids", "attention_mask")},
-                         tempfile.mkdtemp())))
+    # The TorchScript ONNX exports of these models with a dynamic axis are not
+    # in the corpus: their reshapes leave the head count a runtime size (not
+    # fused, with a remark), and attn-lower-to-cpu-pipeline crashes in an
+    # upstream memref pattern on the unfused graphs (attnfuse-run; a bug to
+    # fix before adding them).
     only = None
     if "--only" in sys.argv:
         only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
