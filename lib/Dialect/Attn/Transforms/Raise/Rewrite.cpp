@@ -254,6 +254,23 @@ Value Rewriter::run() {
   Value v4 = layout(c.v, c.vMap, {B, HkvA, Nk, DvA}, et, dimsFor(c.eDim, true));
   // Bias / keep: [B|1, H|1, Nq|1, Nk|1], read through their broadcast maps.
   auto sideOperand = [&](Term *leaf) -> Value {
+    // A tensor that already broadcasts to [B, H, Nq, Nk] by numpy's rules
+    // (its dims the trailing roles, in order, or unit dims read at 0) is the
+    // operand as it is: no copy of an N x N input.
+    auto type = cast<RankedTensorType>(leaf->tensor.getType());
+    int64_t rank = type.getRank();
+    bool asIs = rank <= 4 && leaf->access.getNumResults() == rank;
+    for (int64_t i = 0; asIs && i < rank; ++i) {
+      AffineExpr e = leaf->access.getResult(i);
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        asIs = role(d.getPosition(), c.kDim) == 4 - rank + i;
+      else if (auto k = dyn_cast<AffineConstantExpr>(e))
+        asIs = k.getValue() == 0 && type.getDimSize(i) == 1;
+      else
+        asIs = false;
+    }
+    if (asIs)
+      return leaf->tensor;
     SmallVector<OpFoldResult> shape(4, b.getIndexAttr(1));
     SmallVector<std::optional<AffineExpr>> map(kMaxDims);
     for (AffineExpr e : leaf->access.getResults())
