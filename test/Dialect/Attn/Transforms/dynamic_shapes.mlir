@@ -3,7 +3,8 @@
 // written as torch-mlir writes it for runtime sizes: a linalg.generic without
 // inputs that reads P with tensor.extract (a use from above, which the
 // candidate search and the match follow). A head dim that is a runtime size
-// is not fused, with a remark (it shapes the code).
+// is not fused, with a remark (it shapes the code); so is a reshape that
+// groups a runtime length with another dim.
 
 // RUN: attnfuse-opt %s --attn-raise-attention -verify-diagnostics -o /dev/null
 // RUN: attnfuse-opt %s --attn-raise-attention="report=none summary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
@@ -13,8 +14,9 @@
 // RUN: attnfuse-run %s --entry=dynamic_keys --check=fa --dynamic-sizes=1 | FileCheck %s --check-prefix=EXEC
 // RUN: attnfuse-run %s --entry=dynamic_keys --check=fa --dynamic-sizes=77 | FileCheck %s --check-prefix=EXEC
 
-// SUMMARY:      attn-raise-attention: 3 candidate(s), 2 fused, 1 not fused
-// SUMMARY-NEXT:   not fused (dynamic): 1
+// SUMMARY:      attn-raise-attention: 4 candidate(s), 2 fused, 2 not fused
+// SUMMARY-DAG:    not fused (dynamic): 1
+// SUMMARY-DAG:    not fused (dynamic-reshape): 1
 // EXEC: check=fa: PASS
 
 // CHECK-LABEL: func.func @dynamic_seq
@@ -98,4 +100,23 @@ func.func @dynamic_head_dim(%q: tensor<2x8x?xf32>, %kt: tensor<2x?x8xf32>, %v: t
   // expected-remark @below {{not fused: the query/key head dim is a runtime size ('?'); attn.attention takes runtime batch and sequence lengths only}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%zo : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %o : tensor<2x8x16xf32>
+}
+
+// The scores flattened over the batch and a runtime length and expanded back:
+// the delinearization would need the runtime size; not fused.
+func.func @dynamic_regroup(%q: tensor<2x?x16xf32>, %kt: tensor<2x16x?xf32>, %v: tensor<2x?x16xf32>) -> tensor<2x?x16xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %i1 = arith.constant 1 : index
+  %n = tensor.dim %q, %i1 : tensor<2x?x16xf32>
+  %e = tensor.empty(%n, %n) : tensor<2x?x?xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x?x16xf32>, tensor<2x16x?xf32>) outs(%z : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %f = tensor.collapse_shape %s [[0, 1], [2]] : tensor<2x?x?xf32> into tensor<?x?xf32>
+  // expected-remark @below {{not fused: the reshape groups a runtime dimension with others}}
+  %g = tensor.expand_shape %f [[0, 1], [2]] output_shape [2, %n, %n] : tensor<?x?xf32> into tensor<2x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%g : tensor<2x?x?xf32>) outs(%e : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %eo = tensor.empty(%n) : tensor<2x?x16xf32>
+  %zo = linalg.fill ins(%c0 : f32) outs(%eo : tensor<2x?x16xf32>) -> tensor<2x?x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x?x?xf32>, tensor<2x?x16xf32>) outs(%zo : tensor<2x?x16xf32>) -> tensor<2x?x16xf32>
+  return %o : tensor<2x?x16xf32>
 }

@@ -439,7 +439,7 @@ bool readsScores(Term *t, Value scores) {
 /// fill or contraction) or a reshape.
 static bool isMaskTraceable(Operation *def) {
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-    return true;
+    return !regroupsRuntimeDim(def);
   auto lin = dyn_cast<linalg::LinalgOp>(def);
   return lin && !isa<linalg::FillOp>(def) && lin.hasPureTensorSemantics() &&
          lin.getNumReductionLoops() == 0 &&
