@@ -262,8 +262,11 @@ Value Rewriter::run() {
     bool asIs = rank <= 4 && leaf->access.getNumResults() == rank;
     for (int64_t i = 0; asIs && i < rank; ++i) {
       AffineExpr e = leaf->access.getResult(i);
+      // (A static dim against a runtime size would not verify: copied.)
       if (auto d = dyn_cast<AffineDimExpr>(e))
-        asIs = role(d.getPosition(), c.kDim) == 4 - rank + i;
+        asIs = role(d.getPosition(), c.kDim) == 4 - rank + i &&
+               type.isDynamicDim(i) ==
+                   ShapedType::isDynamic(m.size(d.getPosition()));
       else if (auto k = dyn_cast<AffineConstantExpr>(e))
         asIs = k.getValue() == 0 && type.getDimSize(i) == 1;
       else
