@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
@@ -43,10 +44,8 @@ struct GenericBuilder {
 
   /// The tensor type of `shape` (its runtime sizes '?').
   RankedTensorType typeOf(ArrayRef<OpFoldResult> shape, Type elementType) {
-    SmallVector<int64_t> sizes;
-    for (OpFoldResult d : shape)
-      sizes.push_back(getConstantIntValue(d).value_or(ShapedType::kDynamic));
-    return RankedTensorType::get(sizes, elementType);
+    return RankedTensorType::get(decomposeMixedValues(shape).first,
+                                 elementType);
   }
 
   Value constF32(float v) {

@@ -62,18 +62,16 @@ static bool isAttentionElementType(Type t) {
   return t.isF16() || t.isBF16() || t.isF32();
 }
 
+/// A size as diagnostics print it: the number, or `?` for a runtime size.
+static std::string dimString(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
 static std::string shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::raw_string_ostream os(s);
   llvm::interleave(
-      shape, os,
-      [&](int64_t d) {
-        if (ShapedType::isDynamic(d))
-          os << "?";
-        else
-          os << d;
-      },
-      ", ");
+      shape, os, [&](int64_t d) { os << dimString(d); }, ", ");
   os << "]";
   return s;
 }
@@ -162,9 +160,6 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   ArrayRef<int64_t> v = op.getValueType().getShape();
   // Sizes that must agree are both static and equal, or both runtime (then
   // equal at run time: the CPU lowerings check it, buildRuntimeSizeChecks).
-  auto dimString = [](int64_t d) {
-    return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-  };
   if (k[0] != q[0] || v[0] != q[0])
     return emitOpError() << "batch sizes differ: query " << dimString(q[0])
                          << ", key " << dimString(k[0]) << ", value "

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -102,9 +103,7 @@ OpFoldResult Rewriter::sizeOf(std::optional<unsigned> d) {
 Value Rewriter::layout(Value src, AffineMap access,
                        ArrayRef<OpFoldResult> shapeSizes, Type elem,
                        ArrayRef<std::optional<AffineExpr>> dimToLoop) {
-  SmallVector<int64_t> shape;
-  for (OpFoldResult s : shapeSizes)
-    shape.push_back(getConstantIntValue(s).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> shape = decomposeMixedValues(shapeSizes).first;
   SmallVector<AffineExpr> repl;
   for (unsigned d = 0; d < kMaxDims; ++d)
     repl.push_back(dimToLoop[d] ? *dimToLoop[d] : getAffineConstantExpr(0, ctx));
@@ -290,15 +289,12 @@ Value Rewriter::run() {
   Value bias = c.bias ? sideOperand(c.bias) : Value();
   Value keep = c.keep ? sideOperand(c.keep) : Value();
 
-  auto staticOf = [](OpFoldResult s) {
-    return getConstantIntValue(s).value_or(ShapedType::kDynamic);
-  };
   auto outType =
-      RankedTensorType::get({staticOf(B), H, staticOf(Nq), Dv}, et);
+      RankedTensorType::get(decomposeMixedValues({B, HA, Nq, DvA}).first, et);
   SmallVector<Type> resultTypes{outType};
   if (c.lse)
-    resultTypes.push_back(RankedTensorType::get({staticOf(B), H, staticOf(Nq)},
-                                                b.getF32Type()));
+    resultTypes.push_back(RankedTensorType::get(
+        decomposeMixedValues({B, HA, Nq}).first, b.getF32Type()));
   auto op = AttentionOp::create(
       b, loc, resultTypes, q4, k4, v4, bias, keep, /*seed=*/Value(),
       b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
