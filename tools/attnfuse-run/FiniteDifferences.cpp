@@ -33,7 +33,19 @@ static llvm::Error fail(const llvm::Twine &message) {
                                  "--check=fd: " + message);
 }
 
-/// A module with `func.func @fd_forward(Q, K, V[, bias][, keep][, seed]) -> O`:
+/// The operands of the forward op of `op`, in order: Q, K, V and those of
+/// bias, keep mask, seed and key lengths that it has.
+static SmallVector<Value> getForwardOperands(AttentionBackwardOp op) {
+  SmallVector<Value> operands = {op.getQuery(), op.getKey(), op.getValue()};
+  for (Value v : {Value(op.getBias()), Value(op.getKeepMask()), Value(op.getSeed()),
+                  Value(op.getKeyLengths())})
+    if (v)
+      operands.push_back(v);
+  return operands;
+}
+
+/// A module with `func.func @fd_forward(Q, K, V[, bias][, keep][, seed]
+/// [, key_lengths]) -> O`:
 /// the forward op of `op`, with its attributes and region.
 static FailureOr<OwningOpRef<ModuleOp>> buildForward(AttentionBackwardOp op) {
   MLIRContext *ctx = op.getContext();
@@ -41,10 +53,7 @@ static FailureOr<OwningOpRef<ModuleOp>> buildForward(AttentionBackwardOp op) {
   OpBuilder b(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-  SmallVector<Value> operands = {op.getQuery(), op.getKey(), op.getValue()};
-  for (Value v : {Value(op.getBias()), Value(op.getKeepMask()), Value(op.getSeed())})
-    if (v)
-      operands.push_back(v);
+  SmallVector<Value> operands = getForwardOperands(op);
   auto func = func::FuncOp::create(
       b, loc, "fd_forward",
       b.getFunctionType(ValueRange(operands).getTypes(),
@@ -58,7 +67,8 @@ static FailureOr<OwningOpRef<ModuleOp>> buildForward(AttentionBackwardOp op) {
   auto forward = AttentionOp::create(
       b, loc, TypeRange{op.getOutput().getType()}, arg(op.getQuery()),
       arg(op.getKey()), arg(op.getValue()), arg(op.getBias()),
-      arg(op.getKeepMask()), arg(op.getSeed()), op.getScaleAttr(),
+      arg(op.getKeepMask()), arg(op.getSeed()), arg(op.getKeyLengths()),
+      /*block_table=*/Value(), op.getScaleAttr(),
       op.getMaskAttr(), op.getAlignmentAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getDropoutPAttr());
   if (!op.getScoreMod().empty()) {
@@ -87,10 +97,7 @@ attnfuse_run::finiteDifferenceGradient(func::FuncOp entry, GradientResult which,
                                        const JitSettings &jit) {
   AttentionBackwardOp op = which.op;
   // The operands' values: arguments of the entry function.
-  SmallVector<Value> operands = {op.getQuery(), op.getKey(), op.getValue()};
-  for (Value v : {Value(op.getBias()), Value(op.getKeepMask()), Value(op.getSeed())})
-    if (v)
-      operands.push_back(v);
+  SmallVector<Value> operands = getForwardOperands(op);
   auto argumentIndex = [&](Value v) -> std::optional<unsigned> {
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner() != &entry.getBody().front())
@@ -102,9 +109,9 @@ attnfuse_run::finiteDifferenceGradient(func::FuncOp entry, GradientResult which,
   for (Value v : operands) {
     std::optional<unsigned> i = argumentIndex(v);
     if (!i)
-      return fail("the operands Q, K, V, grad_output, bias, keep mask and "
-                  "seed of the attn.attention_backward op must be arguments "
-                  "of the function");
+      return fail("the operands Q, K, V, grad_output, bias, keep mask, "
+                  "seed and key lengths of the attn.attention_backward op "
+                  "must be arguments of the function");
     // Floats in f64 (the forward is promoted to f64), exactly.
     const HostTensor &in = inputs[*i];
     if (!isFloat(in.getKind())) {

@@ -207,6 +207,24 @@ int64_t attnfuse::sharedMemoryLimitForChip(StringRef chip) {
   return 227 * 1024;
 }
 
+/// Refuses, with a located error, what the GPU kernels do not take yet:
+/// runtime sizes, per-batch key lengths and paged K/V (the CPU lowerings take
+/// all three).
+static LogicalResult checkKernelOperands(AttentionOpInterface op) {
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
+      return op->emitOpError(
+          "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
+          "runtime sizes yet (the CPU lowerings do)");
+  if (op.getKeyLengthsValue() || op.isPaged())
+    return op->emitOpError()
+           << "convert-attn-to-gpu: the GPU kernels take no "
+           << (op.isPaged() ? "paged key/value (block_table)"
+                            : "per-batch key lengths (key_lengths)")
+           << " yet (the CPU lowerings do)";
+  return success();
+}
+
 LogicalResult attnfuse::convertAttentionToGPU(
     AttentionOp op, Operation *gpuModuleOp, StringRef kernelName,
     const AttentionKernelOptions &options) {
@@ -218,11 +236,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
     return op.emitOpError() << "convert-attn-to-gpu: unknown mma family '"
                             << options.mma << "' (" << getKernelFamilyNames()
                             << ")";
-  for (Value v : op->getOperands())
-    if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
-      return op.emitOpError(
-          "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
-          "runtime sizes yet (the CPU lowerings do)");
+  if (failed(checkKernelOperands(op)))
+    return failure();
   // The kernel's arguments are Q, K, V, bias, keep mask, seed and what the
   // score_mod region uses from above: statically shaped tensors (read with
   // tensor.extract) and scalars; the region is cloned into the kernel, with
@@ -549,11 +564,8 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
     return op.emitOpError()
            << "convert-attn-to-gpu: unknown mma family '" << options.mma
            << "' (" << getKernelFamilyNames() << ")";
-  for (Value v : op->getOperands())
-    if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
-      return op.emitOpError(
-          "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
-          "runtime sizes yet (the CPU lowerings do)");
+  if (failed(checkKernelOperands(op)))
+    return failure();
   // The derivative of the score_mod region (buildScoreModWithDerivative)
   // clones constants from above into the kernel, nothing else.
   if (!op.getScoreMod().empty()) {

@@ -159,6 +159,7 @@ struct GenericBuilder {
 /// J = dT/dS = score_mod'(scale * S) * scale.
 static SmallVector<Value> buildMaskedScores(GenericBuilder &h,
                                             AttentionOpInterface op,
+                                            const SizeValues &sizes,
                                             Value scores, Value bias,
                                             Value keep, bool withJacobian) {
   auto scoreType = cast<RankedTensorType>(scores.getType());
@@ -186,15 +187,43 @@ static SmallVector<Value> buildMaskedScores(GenericBuilder &h,
         Value biasElem = bias ? a[next++] : Value();
         Value keepElem = keep ? a[next++] : Value();
         Value jacobian;
+        SizeValues atBatch = sizesAtBatch(nb, l, op, sizes, bhqk[0]);
         Value t = buildMaskedScore(nb, l, op, a[0], bhqk, biasElem, keepElem,
                                    /*applyStructuralMask=*/true,
-                                   withJacobian ? &jacobian : nullptr);
+                                   withJacobian ? &jacobian : nullptr,
+                                   /*captures=*/nullptr, &atBatch);
         SmallVector<Value> yields = {t};
         if (withJacobian)
           yields.push_back(jacobian);
         linalg::YieldOp::create(nb, l, yields);
       });
   return SmallVector<Value>(generic.getResults());
+}
+
+/// Paged K or V ([pages, Hkv, page size, W]) gathered into [B, Hkv, Nk, W]:
+/// element (b, h, k, d) from slot k % page size of page block_table[b, k /
+/// page size], a page id out of range read as page 0 (its keys are hidden:
+/// buildMaskedScore).
+static Value gatherPages(GenericBuilder &h, AttentionOp op,
+                         const SizeValues &n, Value paged) {
+  auto type = cast<RankedTensorType>(paged.getType());
+  Shape shape = {n.batch, h.b.getIndexAttr(type.getDimSize(1)), n.keyLength,
+                 h.b.getIndexAttr(type.getDimSize(3))};
+  AffineMap id = h.b.getMultiDimIdentityMap(4);
+  return h
+      .generic(h.typeOf(shape, type.getElementType()), {},
+               h.empty(shape, type.getElementType()), {id},
+               SmallVector<IteratorType>(4, IteratorType::parallel),
+               [&](OpBuilder &nb, Location l, ValueRange) {
+                 SmallVector<Value> bhkd =
+                     GenericBuilder{nb, l, h.f32}.indices(4);
+                 PagedPosition at =
+                     buildPagedPosition(nb, l, op, bhkd[0], bhkd[2]);
+                 Value x = tensor::ExtractOp::create(
+                     nb, l, paged, ValueRange{at.page, bhkd[1], at.slot, bhkd[3]});
+                 linalg::YieldOp::create(nb, l, ValueRange{x});
+               })
+      .getResult(0);
 }
 
 FailureOr<SmallVector<Value>>
@@ -221,13 +250,20 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   IteratorType par = IteratorType::parallel, red = IteratorType::reduction;
   float negInf = -std::numeric_limits<float>::infinity();
 
+  // Paged K and V are read through the block table.
+  Value key = op.getKey(), value = op.getValue();
+  if (op.isPaged()) {
+    key = gatherPages(h, op, n, key);
+    value = gatherPages(h, op, n, value);
+  }
+
   // S[b,h,q,k] = sum_d f32(Q[b,h,q,d]) * f32(K[b,h/G,k,d]).
   AffineMap id5 = h.map(5, {d0, d1, d2, d3});
   Value scores = h.contract(scoreShape, op.getQuery(), h.map(5, {d0, d1, d2, d4}),
-                            op.getKey(), h.map(5, {d0, kvHead, d3, d4}), id5);
+                            key, h.map(5, {d0, kvHead, d3, d4}), id5);
 
   // T = mask(score_mod(scale * S, b, h, q, k) + bias).
-  Value masked = buildMaskedScores(h, op, scores, op.getBias(),
+  Value masked = buildMaskedScores(h, op, n, scores, op.getBias(),
                                    op.getKeepMask(), /*withJacobian=*/false)[0];
 
   AffineMap scoreMap = h.map(4, {d0, d1, d2, d3}), rowMap = h.map(4, {d0, d1, d2});
@@ -295,7 +331,7 @@ attnfuse::lowerAttentionToLinalg(OpBuilder &b, AttentionOp op) {
   // are not hidden (T > -inf): a hidden key adds nothing, whatever V holds.
   Shape outShape = {n.batch, Hq, n.queryLength, Dv};
   Value out = h.contractVisible(outShape, masked, probs,
-                                h.map(5, {d0, d1, d2, d4}), op.getValue(),
+                                h.map(5, {d0, d1, d2, d4}), value,
                                 h.map(5, {d0, kvHead, d4, d3}), id5);
   out = h.castTo(out, op.getQueryType().getElementType());
   SmallVector<Value> results = {out};
@@ -375,7 +411,7 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
   Value scores = h.contract(scoreShape, op.getQuery(), h.map(5, {d0, d1, d2, d4}),
                             op.getKey(), h.map(5, {d0, kvHead, d3, d4}), id5);
   SmallVector<Value> scoresAndJacobian = buildMaskedScores(
-      h, op, scores, op.getBias(), op.getKeepMask(), /*withJacobian=*/true);
+      h, op, n, scores, op.getBias(), op.getKeepMask(), /*withJacobian=*/true);
   Value masked = scoresAndJacobian[0], jacobian = scoresAndJacobian[1];
 
   // P = (lse == -inf) ? 0 : exp(T - lse).

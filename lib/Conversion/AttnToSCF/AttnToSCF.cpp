@@ -100,21 +100,27 @@ struct TilingPlan {
     numKB = blocks(sizes.keyLength, BK);
     elementType = cast<RankedTensorType>(query.getType()).getElementType();
     window = op.getMaskWindow();
+    keyLengths = static_cast<bool>(op.getKeyLengthsValue());
     leftBounded = isWindowSideBounded(window.left, Nq, Nk);
     rightBounded = isWindowSideBounded(window.right, Nq, Nk);
   }
-  bool hasStructuralMask() const { return leftBounded || rightBounded; }
+  /// Whether some element of a tile can be hidden by the structural mask or
+  /// a key length (buildStructuralMaskVisible).
+  bool hasStructuralMask() const {
+    return leftBounded || rightBounded || hasKeyLengths();
+  }
+  bool hasKeyLengths() const { return keyLengths; }
   bool hasDropout() { return static_cast<bool>(op.getDropoutSeed()); }
 
   AttentionOpInterface op;
   Value query, key, value, bias, keep;
   int64_t Hq, Hkv, D, Dv, G, BQ, BK;
   int64_t Nq, Nk; // static, or ShapedType::kDynamic (values: sizes)
-  SizeValues sizes;
+  SizeValues sizes; // of the whole op: see TileBuilder::sizes
   OpFoldResult numQB, numKB;
   Type elementType;
   MaskWindow window;
-  bool leftBounded, rightBounded;
+  bool leftBounded, rightBounded, keyLengths;
 };
 
 /// The coordinates of one (query block, key block) pair of tiles.
@@ -131,10 +137,23 @@ struct TileBuilder {
   Location loc;
   TilingPlan &plan;
   Type f32;
+  /// The sizes at the batch of the tiles being built (sizesAtBatch): the
+  /// plan's, or inside a batch with key lengths that batch's.
+  const SizeValues *sizes;
 
   TileBuilder(OpBuilder &b, Location loc, TilingPlan &plan)
-      : b(b), loc(loc), plan(plan), f32(b.getF32Type()) {}
-  TileBuilder at(OpBuilder &nb, Location nl) { return {nb, nl, plan}; }
+      : b(b), loc(loc), plan(plan), f32(b.getF32Type()), sizes(&plan.sizes) {}
+  TileBuilder at(OpBuilder &nb, Location nl) {
+    TileBuilder t(nb, nl, plan);
+    t.sizes = sizes;
+    return t;
+  }
+  /// Builds the tiles of batch `bi` from here on (`batchSizes` receives its
+  /// sizes and must outlive this builder and those it makes).
+  void enterBatch(Value bi, SizeValues &batchSizes) {
+    batchSizes = sizesAtBatch(b, loc, plan.op, plan.sizes, bi);
+    sizes = &batchSizes;
+  }
 
   // Index arithmetic.
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -157,12 +176,12 @@ struct TileBuilder {
   Value offsetPlus(int64_t c) {
     const MaskWindow &w = plan.window;
     return w.hasStaticOffset() ? idx(w.offset + c)
-                               : add(value(plan.sizes.maskOffset), idx(c));
+                               : add(value(sizes->maskOffset), idx(c));
   }
   Value minusOffset(int64_t c) {
     const MaskWindow &w = plan.window;
     return w.hasStaticOffset() ? idx(c - w.offset)
-                               : sub(idx(c), value(plan.sizes.maskOffset));
+                               : sub(idx(c), value(sizes->maskOffset));
   }
   /// The start and extent of block `blockIdx` of `blockSize` over `length`.
   std::pair<Value, Value> block(Value blockIdx, int64_t blockSize,
@@ -211,6 +230,26 @@ struct TileBuilder {
   // Slices.
   OpFoldResult one() { return b.getIndexAttr(1); }
   OpFoldResult zero() { return b.getIndexAttr(0); }
+  /// Keys (or values) [k0, k0 + size) of head `head` of batch `bi` of K or
+  /// V as a [?, width] tensor: rows of src[bi, head], or with paged K/V
+  /// gathered through the block table (buildPagedPosition).
+  Value keyRows(Value src, Value bi, Value head, Value k0, Value size) {
+    if (!plan.op.isPaged())
+      return rows(src, bi, head, k0, size);
+    auto type = cast<RankedTensorType>(src.getType());
+    int64_t width = type.getDimSize(3);
+    AffineMap id = b.getMultiDimIdentityMap(2);
+    return generic({}, empty({size, b.getIndexAttr(width)}, type.getElementType()),
+                   {id}, {kPar, kPar}, [&](TileBuilder &e, ValueRange) {
+                     Value k = e.add(k0, linalg::IndexOp::create(e.b, e.loc, 0));
+                     PagedPosition at =
+                         buildPagedPosition(e.b, e.loc, plan.op, bi, k);
+                     return Value(tensor::ExtractOp::create(
+                         e.b, e.loc, src,
+                         ValueRange{at.page, head, at.slot,
+                                    linalg::IndexOp::create(e.b, e.loc, 1)}));
+                   });
+  }
   /// Rows [start, start + size) of src[bi, head] as a [?, width] tensor.
   Value rows(Value src, Value bi, Value head, Value start, Value size) {
     auto type = cast<RankedTensorType>(src.getType());
@@ -267,7 +306,7 @@ struct TileBuilder {
   /// k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
   std::pair<Value, Value> keyBlockRange(Value q0, Value bq) {
     return buildKeyBlockRange(b, loc, plan.window, plan.Nq, plan.Nk, q0, bq,
-                              plan.BK, &plan.sizes);
+                              plan.BK, sizes);
   }
   /// Query blocks that can see keys [k0, k0 + bk):
   /// q >= k0 - off - right and q <= k0 + bk - 1 - off + left.
@@ -280,17 +319,29 @@ struct TileBuilder {
       end = min(end, add(floorDiv(add(add(k0, bk), minusOffset(w.left - 1)),
                                   plan.BQ),
                          idx(1)));
+    // Keys past the batch's length are seen by no query.
+    if (sizes->validKeys)
+      end = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k0,
+                                value(sizes->validKeys)),
+          end, begin);
     return {begin, end};
   }
   /// True iff the structural mask shows every element of the tile: its
   /// extreme corners (k0 + bk - 1) - (q0 + off) <= right and
-  /// (q0 + bq - 1 + off) - k0 <= left.
+  /// (q0 + bq - 1 + off) - k0 <= left, and with key lengths k0 + bk <=
+  /// validKeys.
   Value tileFullyVisible(const TileCoords &c) {
     const MaskWindow &w = plan.window;
     Value visible;
-    if (plan.rightBounded)
-      visible = sle(sub(add(c.k0, c.bk), add(c.q0, offsetPlus(1))),
-                    idx(w.right));
+    if (sizes->validKeys)
+      visible = sle(add(c.k0, c.bk), value(sizes->validKeys));
+    if (plan.rightBounded) {
+      Value ok = sle(sub(add(c.k0, c.bk), add(c.q0, offsetPlus(1))),
+                     idx(w.right));
+      visible = visible ? arith::AndIOp::create(b, loc, visible, ok) : ok;
+    }
     if (plan.leftBounded) {
       Value ok = sle(sub(add(c.q0, c.bq), add(c.k0, minusOffset(1))),
                      idx(w.left));
@@ -374,7 +425,8 @@ struct TileBuilder {
             Value jacobian;
             Value score = buildMaskedScore(
                 nb, nl, plan.op, a[0], e.elementCoords(c), biasElem, keepElem,
-                structuralMask, withJacobian ? &jacobian : nullptr);
+                structuralMask, withJacobian ? &jacobian : nullptr,
+                /*captures=*/nullptr, sizes);
             SmallVector<Value> yields = {score};
             if (withJacobian)
               yields.push_back(jacobian);
@@ -469,6 +521,8 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
       std::nullopt);
   b.setInsertionPointToStart(forall.getBody());
   Value bi = forall.getInductionVar(0), hi = forall.getInductionVar(1);
+  SizeValues batchSizes;
+  t.enterBatch(bi, batchSizes);
   Value q0, bq;
   std::tie(q0, bq) = t.block(forall.getInductionVar(2), plan.BQ, plan.sizes.queryLength);
   Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));
@@ -486,8 +540,8 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
         Value m = iter[0], lsum = iter[1], acc = iter[2];
         auto [k0, bk] = u.block(kb, plan.BK, plan.sizes.keyLength);
         TileCoords c{bi, hi, q0, bq, k0, bk};
-        Value kTile = u.rows(op.getKey(), bi, kvh, k0, bk);
-        Value vTile = u.rows(op.getValue(), bi, kvh, k0, bk);
+        Value kTile = u.keyRows(op.getKey(), bi, kvh, k0, bk);
+        Value vTile = u.keyRows(op.getValue(), bi, kvh, k0, bk);
 
         // T = mask(score_mod(scale * Q K^T) + bias).
         Value s = u.matmulTransposed(qTile, kTile, bq, bk);
@@ -666,23 +720,26 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
     OpBuilder::InsertionGuard bodyGuard(b);
     b.setInsertionPointToStart(kvForall.getBody());
     Value bi = kvForall.getInductionVar(0), kvh = kvForall.getInductionVar(1);
+    TileBuilder kt = t.at(b, t.loc);
+    SizeValues batchSizes;
+    kt.enterBatch(bi, batchSizes);
     Value k0, bk;
-    std::tie(k0, bk) = t.block(kvForall.getInductionVar(2), plan.BK, plan.sizes.keyLength);
-    Value kTile = t.rows(op.getKey(), bi, kvh, k0, bk);
-    Value vTile = t.rows(op.getValue(), bi, kvh, k0, bk);
+    std::tie(k0, bk) = kt.block(kvForall.getInductionVar(2), plan.BK, plan.sizes.keyLength);
+    Value kTile = kt.rows(op.getKey(), bi, kvh, k0, bk);
+    Value vTile = kt.rows(op.getValue(), bi, kvh, k0, bk);
     Value qbBegin, qbEnd;
-    std::tie(qbBegin, qbEnd) = t.queryBlockRange(k0, bk);
+    std::tie(qbBegin, qbEnd) = kt.queryBlockRange(k0, bk);
     auto groupLoop = scf::ForOp::create(
-        b, t.loc, t.idx(0), t.idx(plan.G), t.idx(1),
-        ValueRange{t.filled({bk, idxAttr(plan.D)}, 0.0f),
-                   t.filled({bk, idxAttr(plan.Dv)}, 0.0f)},
+        b, kt.loc, kt.idx(0), kt.idx(plan.G), kt.idx(1),
+        ValueRange{kt.filled({bk, idxAttr(plan.D)}, 0.0f),
+                   kt.filled({bk, idxAttr(plan.Dv)}, 0.0f)},
         [&](OpBuilder &gb, Location gl, Value g, ValueRange groupIter) {
-          TileBuilder gt = t.at(gb, gl);
+          TileBuilder gt = kt.at(gb, gl);
           Value hi = gt.add(gt.mul(kvh, gt.idx(plan.G)), g);
           auto queryLoop = scf::ForOp::create(
               gb, gl, qbBegin, qbEnd, gt.idx(1), groupIter,
               [&](OpBuilder &lb, Location l, Value qb, ValueRange iter) {
-                TileBuilder u = t.at(lb, l);
+                TileBuilder u = kt.at(lb, l);
                 auto [q0, bq] = u.block(qb, plan.BQ, plan.sizes.queryLength);
                 TileCoords c{bi, hi, q0, bq, k0, bk};
                 Value qTile = u.rows(op.getQuery(), bi, hi, q0, bq);
@@ -707,16 +764,16 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
               });
           scf::YieldOp::create(gb, gl, queryLoop.getResults());
         });
-    Value dkTile = t.roundTile(groupLoop.getResult(0), bk, plan.D);
-    Value dvTile = t.roundTile(groupLoop.getResult(1), bk, plan.Dv);
+    Value dkTile = kt.roundTile(groupLoop.getResult(0), bk, plan.D);
+    Value dvTile = kt.roundTile(groupLoop.getResult(1), bk, plan.Dv);
     b.setInsertionPointToStart(kvForall.getTerminator().getBody());
     Block::BlockArgListType shared = kvForall.getRegionIterArgs();
     tensor::ParallelInsertSliceOp::create(
-        b, t.loc, dkTile, shared[0], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
+        b, kt.loc, dkTile, shared[0], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
         ArrayRef<OpFoldResult>{one, one, bk, idxAttr(plan.D)},
         ArrayRef<OpFoldResult>{one, one, one, one});
     tensor::ParallelInsertSliceOp::create(
-        b, t.loc, dvTile, shared[1], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
+        b, kt.loc, dvTile, shared[1], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
         ArrayRef<OpFoldResult>{one, one, bk, idxAttr(plan.Dv)},
         ArrayRef<OpFoldResult>{one, one, one, one});
     dk = kvForall.getResult(0);
@@ -734,6 +791,8 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
       ValueRange{dqInit}, std::nullopt);
   b.setInsertionPointToStart(qForall.getBody());
   Value bi = qForall.getInductionVar(0), hi = qForall.getInductionVar(1);
+  SizeValues batchSizes;
+  t.enterBatch(bi, batchSizes);
   Value q0, bq;
   std::tie(q0, bq) = t.block(qForall.getInductionVar(2), plan.BQ, plan.sizes.queryLength);
   Value kvh = arith::DivUIOp::create(b, t.loc, hi, t.idx(plan.G));

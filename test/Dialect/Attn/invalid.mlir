@@ -355,7 +355,7 @@ func.func @bias_f8(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tenso
 // The generic form can give a required operand an empty segment.
 func.func @empty_required_segment(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{requires exactly one 'key' operand (operandSegmentSizes), got 2}}
-  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 2, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 2, 0, 0, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
 
@@ -363,7 +363,7 @@ func.func @empty_required_segment(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32
 
 func.func @empty_required_segment_value(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{requires exactly one 'value' operand (operandSegmentSizes), got 0}}
-  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
 
@@ -371,7 +371,7 @@ func.func @empty_required_segment_value(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4
 
 func.func @backward_empty_required_segment(%q: tensor<1x1x4x4xf32>, %lse: tensor<1x1x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{requires exactly one 'lse' operand (operandSegmentSizes), got 0}}
-  %dq, %dk, %dv = "attn.attention_backward"(%q, %q, %q, %q, %q, %lse) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>)
+  %dq, %dk, %dv = "attn.attention_backward"(%q, %q, %q, %q, %q, %lse) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>)
   return %dq : tensor<1x1x4x4xf32>
 }
 
@@ -412,4 +412,75 @@ func.func @backward_score_in_nested_region(%q: tensor<1x1x4x4xf32>, %o: tensor<1
         attn.yield %r : f32
       } -> tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
   return %dq : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @key_lengths_type(%q: tensor<2x1x4x8xf32>, %k: tensor<2x1x6x8xf32>, %v: tensor<2x1x6x8xf32>,
+                            %lens: tensor<2xf32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{key_lengths must be a rank-1 tensor of i32 or i64 [B], got 'tensor<2xf32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<2x1x6x8xf32>, tensor<2x1x6x8xf32>)
+      key_lengths(%lens : tensor<2xf32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+func.func @key_lengths_batch(%q: tensor<2x1x4x8xf32>, %k: tensor<2x1x6x8xf32>, %v: tensor<2x1x6x8xf32>,
+                             %lens: tensor<3xi32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{key_lengths must have the query's batch size 2 in dimension 0, got 'tensor<3xi32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<2x1x6x8xf32>, tensor<2x1x6x8xf32>)
+      key_lengths(%lens : tensor<3xi32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+func.func @key_lengths_runtime_batch(%q: tensor<?x1x4x8xf32>, %k: tensor<?x1x6x8xf32>, %v: tensor<?x1x6x8xf32>,
+                                     %lens: tensor<2xi32>) -> tensor<?x1x4x8xf32> {
+  // expected-error @+1 {{key_lengths must have the query's batch size ? in dimension 0, got 'tensor<2xi32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<?x1x4x8xf32>, tensor<?x1x6x8xf32>, tensor<?x1x6x8xf32>)
+      key_lengths(%lens : tensor<2xi32>) -> tensor<?x1x4x8xf32>
+  return %o : tensor<?x1x4x8xf32>
+}
+
+// -----
+
+func.func @block_table_rank(%q: tensor<2x1x4x8xf32>, %k: tensor<5x1x4x8xf32>, %v: tensor<5x1x4x8xf32>,
+                            %t: tensor<2xi32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{block_table must be a rank-2 tensor of i32 or i64 [B, P], got 'tensor<2xi32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<5x1x4x8xf32>, tensor<5x1x4x8xf32>)
+      block_table(%t : tensor<2xi32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+func.func @block_table_pages(%q: tensor<2x1x4x8xf32>, %k: tensor<5x1x4x8xf32>, %v: tensor<6x1x4x8xf32>,
+                             %t: tensor<2x3xi32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{paged key and value must have the same number of pages, got 5 and 6}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<5x1x4x8xf32>, tensor<6x1x4x8xf32>)
+      block_table(%t : tensor<2x3xi32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+func.func @block_table_page_size(%q: tensor<2x1x4x8xf32>, %k: tensor<5x1x?x8xf32>, %v: tensor<5x1x?x8xf32>,
+                                 %t: tensor<2x3xi32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{paged key and value must have a static page size (dimension 2), got 'tensor<5x1x?x8xf32>'}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<5x1x?x8xf32>, tensor<5x1x?x8xf32>)
+      block_table(%t : tensor<2x3xi32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+// The bias broadcasts to [B, Hq, Nq, P * page size] = [2, 1, 4, 12].
+func.func @block_table_bias(%q: tensor<2x1x4x8xf32>, %k: tensor<5x1x4x8xf32>, %v: tensor<5x1x4x8xf32>,
+                            %t: tensor<2x3xi32>, %bias: tensor<4x4xf32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{bias of shape [4, 4] does not broadcast to [B, Hq, Nq, Nk] = [2, 1, 4, 12] (dimension 1 is 4, expected 1 or 12)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<5x1x4x8xf32>, tensor<5x1x4x8xf32>)
+      bias(%bias : tensor<4x4xf32>) block_table(%t : tensor<2x3xi32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
 }

@@ -92,3 +92,24 @@ func.func @backward(%q: tensor<1x4x16x32xf16>, %k: tensor<1x1x16x32xf16>,
       } -> tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>
   return %dq, %dk, %dv : tensor<1x4x16x32xf16>, tensor<1x1x16x32xf16>, tensor<1x1x16x32xf16>
 }
+
+// CHECK-LABEL: func.func @decode_over_a_paged_cache
+// CHECK:         attn.attention ins({{.+}}) key_lengths(%{{.+}} : tensor<?xi32>) block_table(%{{.+}} : tensor<?x?xi32>) {alignment = #attn.alignment<bottom_right>, mask = #attn.mask<causal>} -> tensor<?x8x1x64xbf16>
+// CHECK:         attn.attention_backward {{.+}} key_lengths(%{{.+}} : tensor<2xi64>) -> 
+func.func @decode_over_a_paged_cache(%q: tensor<?x8x1x64xbf16>, %k: tensor<100x2x16x64xbf16>, %v: tensor<100x2x16x64xbf16>,
+                                     %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xbf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<?x8x1x64xbf16>, tensor<100x2x16x64xbf16>, tensor<100x2x16x64xbf16>)
+      key_lengths(%lens : tensor<?xi32>) block_table(%table : tensor<?x?xi32>)
+      {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>} -> tensor<?x8x1x64xbf16>
+  return %o : tensor<?x8x1x64xbf16>
+}
+
+func.func @padded_training(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>,
+                           %o: tensor<2x2x8x16xf32>, %lse: tensor<2x2x8xf32>, %do: tensor<2x2x8x16xf32>,
+                           %lens: tensor<2xi64>) -> tensor<2x2x8x16xf32> {
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<2x2x8x16xf32>, tensor<2x2x8xf32>, tensor<2x2x8x16xf32>)
+      key_lengths(%lens : tensor<2xi64>)
+      -> tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+  return %dq : tensor<2x2x8x16xf32>
+}

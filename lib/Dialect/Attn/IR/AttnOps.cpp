@@ -24,22 +24,34 @@ float attnfuse::attn::detail::getScaleOrDefault(std::optional<APFloat> scale,
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(headDim)));
 }
 
-AttentionSizes attnfuse::attn::detail::getAttentionSizes(RankedTensorType query,
-                                                         RankedTensorType key,
-                                                         RankedTensorType value) {
-  return {query.getDimSize(0), query.getDimSize(1), key.getDimSize(1),
-          query.getDimSize(2), key.getDimSize(2),   query.getDimSize(3),
-          value.getDimSize(3)};
+AttentionSizes attnfuse::attn::detail::getAttentionSizes(
+    RankedTensorType query, RankedTensorType key, RankedTensorType value,
+    Value blockTable) {
+  AttentionSizes s = {query.getDimSize(0), query.getDimSize(1),
+                      key.getDimSize(1),   query.getDimSize(2),
+                      key.getDimSize(2),   query.getDimSize(3),
+                      value.getDimSize(3), /*pageSize=*/0};
+  if (blockTable) {
+    // Key position k of batch b is slot k % pageSize of page
+    // blockTable[b, k / pageSize].
+    s.pageSize = key.getDimSize(2);
+    int64_t pages = cast<RankedTensorType>(blockTable.getType()).getDimSize(1);
+    s.keyLength = ShapedType::isDynamic(pages) || ShapedType::isDynamic(s.pageSize)
+                      ? ShapedType::kDynamic
+                      : pages * s.pageSize;
+  }
+  return s;
 }
 
 MaskWindow attnfuse::attn::detail::getMaskWindow(
     MaskKind kind, MaskAlignment alignment, std::optional<uint64_t> left,
-    std::optional<uint64_t> right, int64_t queryLength, int64_t keyLength) {
+    std::optional<uint64_t> right, int64_t queryLength, int64_t keyLength,
+    bool perBatchKeyLengths) {
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
   int64_t offset = 0;
   if (alignment == MaskAlignment::bottom_right)
     offset = ShapedType::isDynamic(queryLength) ||
-                     ShapedType::isDynamic(keyLength)
+                     ShapedType::isDynamic(keyLength) || perBatchKeyLengths
                  ? ShapedType::kDynamic
                  : keyLength - queryLength;
   switch (kind) {
@@ -112,6 +124,27 @@ static LogicalResult verifyBroadcastable(Operation *op, StringRef name,
   return success();
 }
 
+/// Checks an integer operand of sizes or indices (`key_lengths`, the block
+/// table): i32 or i64, rank `rank`, its dimension 0 the batch `batch` (both
+/// static and equal, or both runtime).
+template <typename OpTy>
+static LogicalResult verifyIndexTensor(OpTy op, StringRef name,
+                                       StringRef layout, Value operand,
+                                       int64_t rank, int64_t batch) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  Type element = type.getElementType();
+  if (type.getRank() != rank || !(element.isSignlessInteger(32) ||
+                                  element.isSignlessInteger(64)))
+    return op.emitOpError() << name << " must be a rank-" << rank
+                            << " tensor of i32 or i64 " << layout << ", got "
+                            << type;
+  if (type.getDimSize(0) != batch)
+    return op.emitOpError() << name << " must have the query's batch size "
+                            << dimString(batch) << " in dimension 0, got "
+                            << type;
+  return success();
+}
+
 /// Checks what attn.attention and attn.attention_backward share: Q, K, V,
 /// bias, keep mask, scale, structural mask and dropout.
 template <typename OpTy>
@@ -160,10 +193,28 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   ArrayRef<int64_t> v = op.getValueType().getShape();
   // Sizes that must agree are both static and equal, or both runtime (then
   // equal at run time: the CPU lowerings check it, buildRuntimeSizeChecks).
-  if (k[0] != q[0] || v[0] != q[0])
+  Value blockTable = op.getBlockTableValue();
+  if (blockTable) {
+    // Paged K/V: [pages, Hkv, page size, D], the batch in the block table.
+    if (failed(verifyIndexTensor(op, "block_table", "[B, P]", blockTable, 2,
+                                 q[0])))
+      return failure();
+    if (k[0] != v[0])
+      return emitOpError() << "paged key and value must have the same number "
+                              "of pages, got "
+                           << dimString(k[0]) << " and " << dimString(v[0]);
+    if (ShapedType::isDynamic(k[2]))
+      return emitOpError() << "paged key and value must have a static page "
+                              "size (dimension 2), got "
+                           << op.getKeyType();
+  } else if (k[0] != q[0] || v[0] != q[0]) {
     return emitOpError() << "batch sizes differ: query " << dimString(q[0])
                          << ", key " << dimString(k[0]) << ", value "
                          << dimString(v[0]);
+  }
+  if (Value lengths = op.getKeyLengthsValue())
+    if (failed(verifyIndexTensor(op, "key_lengths", "[B]", lengths, 1, q[0])))
+      return failure();
   if (k[1] != v[1])
     return emitOpError() << "key and value must have the same number of "
                             "heads, got "
@@ -185,7 +236,7 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   // Sizes: every lowering indexes in 64 bits, and the reference lowering
   // materializes the score matrix [B, Hq, Nq, Nk] (in f64 in attnfuse-run's
   // fp64 evaluation), so each of these must have at most 2^60 elements.
-  SmallVector<int64_t> scores = {q[0], q[1], q[2], k[2]};
+  SmallVector<int64_t> scores = {q[0], q[1], q[2], op.getSizes().keyLength};
   SmallVector<int64_t> out = {q[0], q[1], q[2], v[3]};
   struct Sized {
     StringRef name;
@@ -209,7 +260,8 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
                          << k[1] << ")";
 
   // Bias and keep mask.
-  SmallVector<int64_t> scoreShape = {q[0], q[1], q[2], k[2]};
+  SmallVector<int64_t> scoreShape = {q[0], q[1], q[2],
+                                     op.getSizes().keyLength};
   if (Value bias = op.getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     Type biasElement = biasType.getElementType();

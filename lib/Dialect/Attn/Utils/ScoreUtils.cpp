@@ -24,10 +24,19 @@ SizeValues materializeSizes(OpBuilder &b, Location loc,
   SizeValues v;
   v.batch = size(s.batch, op.getQueryValue(), 0);
   v.queryLength = size(s.queryLength, op.getQueryValue(), 2);
-  v.keyLength = size(s.keyLength, op.getKeyValue(), 2);
+  if (Value table = op.getBlockTableValue();
+      table && ShapedType::isDynamic(s.keyLength))
+    v.keyLength = arith::MulIOp::create(
+                      b, loc, tensor::DimOp::create(b, loc, table, 1),
+                      arith::ConstantIndexOp::create(b, loc, s.pageSize))
+                      .getResult();
+  else
+    v.keyLength = size(s.keyLength, op.getKeyValue(), 2);
   MaskWindow w = op.getMaskWindow();
   if (w.hasStaticOffset())
     v.maskOffset = b.getIndexAttr(w.offset);
+  else if (op.getKeyLengthsValue())
+    v.maskOffset = {}; // per batch: sizesAtBatch
   else
     v.maskOffset =
         arith::SubIOp::create(
@@ -35,6 +44,49 @@ SizeValues materializeSizes(OpBuilder &b, Location loc,
             getValueOrCreateConstantIndexOp(b, loc, v.queryLength))
             .getResult();
   return v;
+}
+
+SizeValues sizesAtBatch(OpBuilder &b, Location loc, AttentionOpInterface op,
+                        const SizeValues &sizes, Value batch) {
+  Value lengths = op.getKeyLengthsValue();
+  if (!lengths)
+    return sizes;
+  SizeValues v = sizes;
+  Value raw = tensor::ExtractOp::create(b, loc, lengths, ValueRange{batch});
+  Value length = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value nk = getValueOrCreateConstantIndexOp(b, loc, sizes.keyLength);
+  Value clamped = arith::MinSIOp::create(
+      b, loc,
+      arith::MaxSIOp::create(b, loc, length,
+                             arith::ConstantIndexOp::create(b, loc, 0)),
+      nk);
+  v.validKeys = clamped;
+  if (!op.getMaskWindow().hasStaticOffset())
+    v.maskOffset =
+        arith::SubIOp::create(
+            b, loc, clamped,
+            getValueOrCreateConstantIndexOp(b, loc, sizes.queryLength))
+            .getResult();
+  return v;
+}
+
+PagedPosition buildPagedPosition(OpBuilder &b, Location loc,
+                                 AttentionOpInterface op, Value batch,
+                                 Value k) {
+  Value table = op.getBlockTableValue();
+  int64_t pageSize = op.getSizes().pageSize;
+  Value ps = arith::ConstantIndexOp::create(b, loc, pageSize);
+  Value entry = arith::DivUIOp::create(b, loc, k, ps);
+  Value raw = tensor::ExtractOp::create(b, loc, table, ValueRange{batch, entry});
+  Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value pages = tensor::DimOp::create(b, loc, op.getKeyValue(), 0);
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, page, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, page, pages));
+  Value safe = arith::SelectOp::create(b, loc, valid, page, zero);
+  return {safe, arith::RemUIOp::create(b, loc, k, ps), valid};
 }
 
 namespace {
@@ -71,12 +123,24 @@ void checkScoreOperand(OpBuilder &b, Location loc, Value operand,
 template <typename OpTy>
 void buildChecks(OpBuilder &b, Location loc, OpTy op, const SizeValues &s) {
   OpFoldResult heads = b.getIndexAttr(op.getSizes().queryHeads);
-  // Q gives B and Nq, K gives Nk (materializeSizes).
-  checkDimEquals(b, loc, op.getKey(), 0, s.batch, "key batch != query batch");
-  checkDimEquals(b, loc, op.getValue(), 0, s.batch,
-                 "value batch != query batch");
-  checkDimEquals(b, loc, op.getValue(), 2, s.keyLength,
-                 "value length != key length");
+  // Q gives B and Nq, K (or the block table) gives Nk (materializeSizes).
+  if (Value table = op.getBlockTableValue()) {
+    checkDimEquals(b, loc, table, 0, s.batch,
+                   "block_table batch != query batch");
+    checkDimEquals(b, loc, op.getValue(), 0,
+                   tensor::getMixedSize(b, loc, op.getKey(), 0),
+                   "value pages != key pages");
+  } else {
+    checkDimEquals(b, loc, op.getKey(), 0, s.batch,
+                   "key batch != query batch");
+    checkDimEquals(b, loc, op.getValue(), 0, s.batch,
+                   "value batch != query batch");
+    checkDimEquals(b, loc, op.getValue(), 2, s.keyLength,
+                   "value length != key length");
+  }
+  if (Value lengths = op.getKeyLengthsValue())
+    checkDimEquals(b, loc, lengths, 0, s.batch,
+                   "key_lengths batch != query batch");
   checkScoreOperand(b, loc, op.getBias(), s, heads, "bias");
   checkScoreOperand(b, loc, op.getKeepMask(), s, heads, "keep_mask");
   if constexpr (std::is_same_v<OpTy, AttentionBackwardOp>) {
@@ -101,30 +165,40 @@ void buildRuntimeSizeChecks(OpBuilder &b, Location loc,
 }
 
 Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterface op,
-                                 Value q, Value k) {
+                                 Value q, Value k, const SizeValues *sizes) {
   MaskWindow w = op.getMaskWindow();
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  assert((!op.getKeyLengthsValue() || (sizes && sizes->validKeys)) &&
+         "key lengths need the sizes at the element's batch");
+  // With key lengths, the keys [validKeys, Nk) of the batch do not exist.
+  Value visible;
+  if (op.getKeyLengthsValue())
+    visible = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, k,
+        getValueOrCreateConstantIndexOp(b, loc, sizes->validKeys));
   if (w.left == kUnbounded && w.right == kUnbounded)
-    return Value();
+    return visible;
   // rel = k - (q + offset); visible iff -left <= rel <= right.
-  Value offset =
-      w.hasStaticOffset()
-          ? Value(arith::ConstantIndexOp::create(b, loc, w.offset))
-          : getValueOrCreateConstantIndexOp(
-                b, loc, materializeSizes(b, loc, op).maskOffset);
+  Value offset;
+  if (w.hasStaticOffset())
+    offset = arith::ConstantIndexOp::create(b, loc, w.offset);
+  else
+    offset = getValueOrCreateConstantIndexOp(
+        b, loc,
+        sizes ? sizes->maskOffset : materializeSizes(b, loc, op).maskOffset);
   Value shifted = arith::AddIOp::create(b, loc, q, offset);
   Value rel = arith::SubIOp::create(b, loc, k, shifted);
-  Value visible;
+  auto both = [&](Value x, Value y) -> Value {
+    return x ? Value(arith::AndIOp::create(b, loc, x, y)) : y;
+  };
   if (w.right != kUnbounded)
-    visible = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::sle, rel,
-        arith::ConstantIndexOp::create(b, loc, w.right));
-  if (w.left != kUnbounded) {
-    Value ok = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::sge, rel,
-        arith::ConstantIndexOp::create(b, loc, -w.left));
-    visible = visible ? arith::AndIOp::create(b, loc, visible, ok) : ok;
-  }
+    visible = both(visible, arith::CmpIOp::create(
+                                b, loc, arith::CmpIPredicate::sle, rel,
+                                arith::ConstantIndexOp::create(b, loc, w.right)));
+  if (w.left != kUnbounded)
+    visible = both(visible, arith::CmpIOp::create(
+                                b, loc, arith::CmpIPredicate::sge, rel,
+                                arith::ConstantIndexOp::create(b, loc, -w.left)));
   return visible;
 }
 
@@ -179,7 +253,14 @@ std::pair<Value, Value> buildKeyBlockRange(OpBuilder &b, Location loc,
     offsetValue = getValueOrCreateConstantIndexOp(b, loc, sizes->maskOffset);
   assert((sizes || (!ShapedType::isDynamic(nk) && w.hasStaticOffset())) &&
          "runtime sizes need their values");
-  return keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK, nkValue, offsetValue);
+  auto range =
+      keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK, nkValue, offsetValue);
+  if (sizes && sizes->validKeys) {
+    Value valid = getValueOrCreateConstantIndexOp(b, loc, sizes->validKeys);
+    range.second =
+        a.min(range.second, a.floorDiv(a.add(valid, a.idx(blockK - 1)), blockK));
+  }
+  return range;
 }
 
 std::pair<int64_t, int64_t> getKeyBlockRange(const MaskWindow &w, int64_t nq,
@@ -200,7 +281,7 @@ Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value s
 Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Value s,
                        ValueRange bhqk, Value bias, Value keep,
                        bool applyStructuralMask, Value *derivative,
-                       const IRMapping *captures) {
+                       const IRMapping *captures, const SizeValues *sizes) {
   Type f32 = b.getF32Type();
   Value scale =
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(op.getScaleOrDefault()));
@@ -223,9 +304,13 @@ Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Valu
   }
   Value visible;
   if (applyStructuralMask)
-    visible = buildStructuralMaskVisible(b, loc, op, bhqk[2], bhqk[3]);
+    visible = buildStructuralMaskVisible(b, loc, op, bhqk[2], bhqk[3], sizes);
   if (keep)
     visible = visible ? arith::AndIOp::create(b, loc, visible, keep) : keep;
+  if (op.isPaged()) {
+    Value valid = buildPagedPosition(b, loc, op, bhqk[0], bhqk[3]).valid;
+    visible = visible ? arith::AndIOp::create(b, loc, visible, valid) : valid;
+  }
   if (!visible)
     return t;
   Value negInf = arith::ConstantOp::create(

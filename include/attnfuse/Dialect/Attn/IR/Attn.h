@@ -22,8 +22,9 @@ namespace attnfuse::attn {
 /// The structural mask as a window on `k - (q + offset)`:
 /// `-left <= k - (q + offset) <= right`. Unbounded sides are INT64_MAX.
 /// `offset` is Nk - Nq for bottom-right alignment and 0 for top-left; it is
-/// ShapedType::kDynamic when it depends on a runtime length (materializeSizes
-/// gives its value).
+/// ShapedType::kDynamic when it depends on a runtime length or on a batch's
+/// key length (`key_lengths`; materializeSizes and sizesAtBatch give its
+/// value).
 struct MaskWindow {
   int64_t left, right, offset;
   bool hasStaticOffset() const { return !mlir::ShapedType::isDynamic(offset); }
@@ -35,9 +36,14 @@ struct MaskWindow {
 /// (ShapedType::kDynamic); head counts and head dims are always static: they
 /// shape the code. Their values at a point of the IR: materializeSizes
 /// (ScoreUtils.h).
+///
+/// `keyLength` is the number of key positions: K's dimension 2, or with paged
+/// K/V (a block table [B, P]) P * pageSize, where `pageSize` is K's dimension
+/// 2 (0 when K/V are not paged). Per-batch key lengths (`key_lengths`) are
+/// runtime values within it (sizesAtBatch).
 struct AttentionSizes {
   int64_t batch, queryHeads, kvHeads, queryLength, keyLength, headDimQK,
-      headDimV;
+      headDimV, pageSize;
   /// Query heads per key/value head (G = Hq / Hkv).
   int64_t groupSize() const { return queryHeads / kvHeads; }
   /// Whether B, Nq and Nk are all known at compile time.
@@ -52,11 +58,12 @@ namespace detail {
 float getScaleOrDefault(std::optional<llvm::APFloat> scale, int64_t headDim);
 AttentionSizes getAttentionSizes(mlir::RankedTensorType query,
                                  mlir::RankedTensorType key,
-                                 mlir::RankedTensorType value);
+                                 mlir::RankedTensorType value,
+                                 mlir::Value blockTable);
 MaskWindow getMaskWindow(MaskKind kind, MaskAlignment alignment,
                          std::optional<uint64_t> left,
                          std::optional<uint64_t> right, int64_t queryLength,
-                         int64_t keyLength);
+                         int64_t keyLength, bool perBatchKeyLengths);
 } // namespace detail
 } // namespace attnfuse::attn
 

@@ -85,18 +85,25 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
         return ::attnfuse::attn::detail::getMaskWindow(
             $_op.getMask(), $_op.getAlignment(), $_op.getWindowLeft(),
             $_op.getWindowRight(), $_op.getQueryType().getDimSize(2),
-            $_op.getKeyType().getDimSize(2));
+            $_op.getSizes().keyLength, static_cast<bool>($_op.getKeyLengths()));
       }]>,
     InterfaceMethod<[{The sizes (B, Hq, Hkv, Nq, Nk, Dqk, Dv), B, Nq and Nk
       possibly runtime (ShapedType::kDynamic).}],
       "::attnfuse::attn::AttentionSizes", "getSizes", (ins), [{}], [{
         return ::attnfuse::attn::detail::getAttentionSizes(
-            $_op.getQueryType(), $_op.getKeyType(), $_op.getValueType());
+            $_op.getQueryType(), $_op.getKeyType(), $_op.getValueType(),
+            $_op.getBlockTableValue());
       }]>,
     InterfaceMethod<"The query operand.", "::mlir::Value", "getQueryValue",
       (ins), [{}], [{ return $_op.getQuery(); }]>,
     InterfaceMethod<"The key operand.", "::mlir::Value", "getKeyValue",
       (ins), [{}], [{ return $_op.getKey(); }]>,
+    InterfaceMethod<"The per-batch key lengths (null when absent).",
+      "::mlir::Value", "getKeyLengthsValue", (ins), [{}],
+      [{ return $_op.getKeyLengths(); }]>,
+    InterfaceMethod<"The block table of paged K/V (null when absent).",
+      "::mlir::Value", "getBlockTableValue", (ins), [{}],
+      [{ return $_op.getBlockTable(); }]>,
     InterfaceMethod<"The score_mod region (empty when absent).",
       "::mlir::Region &", "getScoreModRegion", (ins), [{}],
       [{ return $_op.getScoreMod(); }]>,
@@ -108,6 +115,10 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
   ];
   let extraClassDeclaration = [{
     bool hasScoreMod() { return !getScoreModRegion().empty(); }
+  }];
+  let extraSharedClassDeclaration = [{
+    /// Whether K and V are paged (a block table gives their pages).
+    bool isPaged() { return static_cast<bool>($_op.getBlockTableValue()); }
   }];
 }
 
@@ -197,6 +208,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<AnyRankedTensor>:$bias,
     Optional<AnyRankedTensor>:$keep_mask,
     Optional<I64>:$seed,
+    Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$block_table,
     OptionalAttr<F32Attr>:$scale,
     DefaultValuedAttr<Attn_MaskKindAttr, "MaskKind::none">:$mask,
     DefaultValuedAttr<Attn_MaskAlignmentAttr,
@@ -215,6 +228,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`keep` `(` $keep_mask^ `:` type($keep_mask) `)`)?
     (`seed` `(` $seed^ `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     attr-dict
     (`score_mod` $score_mod^)?
     `->` type(results)
@@ -303,6 +318,7 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     Optional<AnyRankedTensor>:$bias,
     Optional<AnyRankedTensor>:$keep_mask,
     Optional<I64>:$seed,
+    Optional<AnyRankedTensor>:$key_lengths,
     OptionalAttr<F32Attr>:$scale,
     DefaultValuedAttr<Attn_MaskKindAttr, "MaskKind::none">:$mask,
     DefaultValuedAttr<Attn_MaskAlignmentAttr,
@@ -324,6 +340,7 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`keep` `(` $keep_mask^ `:` type($keep_mask) `)`)?
     (`seed` `(` $seed^ `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     attr-dict
     (`score_mod` $score_mod^)?
     `->` type(results)
@@ -339,6 +356,8 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
           "query", "key", "value", "output", "lse", "grad_output"};
       return names;
     }
+    /// K and V of the backward op are never paged (a layout for inference).
+    ::mlir::Value getBlockTable() { return {}; }
     ::mlir::RankedTensorType getQueryType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
     }

@@ -17,13 +17,40 @@ namespace attnfuse::attn {
 
 /// The values of an op's sizes at the builder's insertion point: B, Nq and
 /// Nk as index attributes when static and as `tensor.dim` of the query (B,
-/// Nq) or the key (Nk) when runtime, and the structural mask's offset (0, or
-/// Nk - Nq for bottom-right alignment: MaskWindow).
+/// Nq) or the key (Nk; with paged K/V, the block table's P times the page
+/// size) when runtime, and the structural mask's offset (0, or Nk - Nq for
+/// bottom-right alignment: MaskWindow).
+///
+/// With per-batch key lengths (`key_lengths`), `validKeys` is the number of
+/// keys of one batch (the keys [0, validKeys) exist) and the bottom-right
+/// offset is validKeys - Nq: both are set by sizesAtBatch, and are null in
+/// the sizes of the whole op (materializeSizes).
 struct SizeValues {
   mlir::OpFoldResult batch, queryLength, keyLength, maskOffset;
+  mlir::OpFoldResult validKeys;
 };
 SizeValues materializeSizes(mlir::OpBuilder &b, mlir::Location loc,
                             AttentionOpInterface op);
+
+/// The sizes of batch `batch` (an index value): `sizes` with, for an op with
+/// key lengths, `validKeys` = clamp(key_lengths[batch], 0, Nk) and the mask
+/// offset that follows from it (docs/Semantics.md, "Key lengths"). `sizes`
+/// unchanged without key lengths.
+SizeValues sizesAtBatch(mlir::OpBuilder &b, mlir::Location loc,
+                        AttentionOpInterface op, const SizeValues &sizes,
+                        mlir::Value batch);
+
+/// Where key position `k` of batch `batch` (index values) lives in paged K/V:
+/// slot `k % pageSize` of page `block_table[batch, k / pageSize]`. `valid` is
+/// false for a page id outside [0, pages); `page` is then clamped into that
+/// range, so that a read of it stays in bounds (the key is hidden:
+/// buildMaskedScore).
+struct PagedPosition {
+  mlir::Value page, slot, valid;
+};
+PagedPosition buildPagedPosition(mlir::OpBuilder &b, mlir::Location loc,
+                                 AttentionOpInterface op, mlir::Value batch,
+                                 mlir::Value k);
 
 /// Asserts (cf.assert) at the builder's insertion point that the runtime
 /// sizes the verifier could only require to agree at run time do: a '?'
@@ -34,11 +61,14 @@ void buildRuntimeSizeChecks(mlir::OpBuilder &b, mlir::Location loc,
                             AttentionOpInterface op, const SizeValues &sizes);
 
 /// Returns an i1 that is true iff query `q` sees key `k` (both index) under
-/// the op's structural mask, or a null Value when the mask hides nothing. A
-/// runtime mask offset is materialized at the insertion point.
+/// the op's structural mask and, with key lengths, iff `k < validKeys`; or a
+/// null Value when these hide nothing. `sizes` are the sizes at the element's
+/// batch (sizesAtBatch), required with key lengths; without them a runtime
+/// mask offset is materialized at the insertion point.
 mlir::Value buildStructuralMaskVisible(mlir::OpBuilder &b, mlir::Location loc,
                                        AttentionOpInterface op, mlir::Value q,
-                                       mlir::Value k);
+                                       mlir::Value k,
+                                       const SizeValues *sizes = nullptr);
 
 /// Whether one side (`window.left` or `window.right`) of the structural mask
 /// hides anything among `queryLength` x `keyLength` scores: an unbounded
@@ -57,6 +87,9 @@ bool isWindowSideBounded(int64_t side, int64_t queryLength,
 /// can be empty with end below begin, and end negative (a window that shows
 /// the rows no key, Nq > Nk): compare the two signed, as scf.for does (an
 /// unsigned test made the wgmma kernel wait for a block never loaded).
+///
+/// With key lengths (`sizes->validKeys` set), end is at most
+/// ceil(validKeys / blockK).
 std::pair<mlir::Value, mlir::Value>
 buildKeyBlockRange(mlir::OpBuilder &b, mlir::Location loc,
                    const MaskWindow &window, int64_t queryLength,
@@ -118,16 +151,20 @@ mlir::Value buildScoreMod(mlir::OpBuilder &b, mlir::Location loc,
 /// The score pipeline of one element: `t = score_mod(scale * s, b, h, q, k)`,
 /// `t += f32(bias)` when `bias` is non-null, then `t = -inf` where the
 /// structural mask (when `applyStructuralMask`) or `keep` (when non-null)
-/// hides (q, k). `s` is the f32 dot product; `bhqk` are global coordinates.
-/// When `derivative` is non-null it receives dt/ds = score_mod'(scale * s) *
-/// scale (for visible elements; the backward pass multiplies it by P, which
-/// is 0 where hidden). `captures`: see buildScoreMod.
+/// hides (q, k), and, with paged K/V, where the key's page id is out of range
+/// (always: buildPagedPosition). `s` is the f32 dot product; `bhqk` are
+/// global coordinates; `sizes` are the sizes at the element's batch
+/// (buildStructuralMaskVisible). When `derivative` is non-null it receives
+/// dt/ds = score_mod'(scale * s) * scale (for visible elements; the backward
+/// pass multiplies it by P, which is 0 where hidden). `captures`: see
+/// buildScoreMod.
 mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
                              AttentionOpInterface op, mlir::Value s,
                              mlir::ValueRange bhqk, mlir::Value bias,
                              mlir::Value keep, bool applyStructuralMask,
                              mlir::Value *derivative = nullptr,
-                             const mlir::IRMapping *captures = nullptr);
+                             const mlir::IRMapping *captures = nullptr,
+                             const SizeValues *sizes = nullptr);
 
 /// The term `p * x` of a sum over keys or queries (P V in the forward pass;
 /// dS K, dS^T Q and (P Z)^T dO in the backward pass) for a (query, key) pair

@@ -297,6 +297,7 @@ Value Rewriter::run() {
         decomposeMixedValues({B, HA, Nq}).first, b.getF32Type()));
   auto op = AttentionOp::create(
       b, loc, resultTypes, q4, k4, v4, bias, keep, /*seed=*/Value(),
+      /*key_lengths=*/Value(), /*block_table=*/Value(),
       b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
       MaskKindAttr::get(ctx, c.mask), MaskAlignmentAttr::get(ctx, c.alignment),
       c.mask == MaskKind::sliding_window ? b.getI64IntegerAttr(c.windowLeft)

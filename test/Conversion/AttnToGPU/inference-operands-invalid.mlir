@@ -1,0 +1,37 @@
+// The GPU kernels take no per-batch key lengths and no paged K/V yet: an op
+// with either (forward or backward) is refused at the op, on every family.
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt" -split-input-file -verify-diagnostics
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chip=sm_80" -split-input-file -verify-diagnostics
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_90a" -split-input-file -verify-diagnostics
+
+func.func @lengths(%q: tensor<2x4x1x64xf16>, %k: tensor<2x1x128x64xf16>, %v: tensor<2x1x128x64xf16>,
+                   %lens: tensor<2xi32>) -> tensor<2x4x1x64xf16> {
+  // expected-error @+1 {{convert-attn-to-gpu: the GPU kernels take no per-batch key lengths (key_lengths) yet (the CPU lowerings do)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x4x1x64xf16>, tensor<2x1x128x64xf16>, tensor<2x1x128x64xf16>)
+      key_lengths(%lens : tensor<2xi32>) -> tensor<2x4x1x64xf16>
+  return %o : tensor<2x4x1x64xf16>
+}
+
+// -----
+
+func.func @paged(%q: tensor<2x4x1x64xf16>, %k: tensor<9x1x16x64xf16>, %v: tensor<9x1x16x64xf16>,
+                 %table: tensor<2x8xi32>) -> tensor<2x4x1x64xf16> {
+  // expected-error @+1 {{convert-attn-to-gpu: the GPU kernels take no paged key/value (block_table) yet (the CPU lowerings do)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<2x4x1x64xf16>, tensor<9x1x16x64xf16>, tensor<9x1x16x64xf16>)
+      block_table(%table : tensor<2x8xi32>) -> tensor<2x4x1x64xf16>
+  return %o : tensor<2x4x1x64xf16>
+}
+
+// -----
+
+func.func @backward(%q: tensor<2x2x8x64xf16>, %k: tensor<2x2x8x64xf16>, %v: tensor<2x2x8x64xf16>,
+                    %o: tensor<2x2x8x64xf16>, %lse: tensor<2x2x8xf32>, %do: tensor<2x2x8x64xf16>,
+                    %lens: tensor<2xi64>)
+    -> (tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>) {
+  // expected-error @+1 {{convert-attn-to-gpu: the GPU kernels take no per-batch key lengths (key_lengths) yet (the CPU lowerings do)}}
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>)
+      grad(%o, %lse, %do : tensor<2x2x8x64xf16>, tensor<2x2x8xf32>, tensor<2x2x8x64xf16>)
+      key_lengths(%lens : tensor<2xi64>)
+      -> tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>
+  return %dq, %dk, %dv : tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>
+}
