@@ -5,6 +5,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Transforms/Passes.h"
@@ -19,6 +20,8 @@
 #endif
 
 int main(int argc, char **argv) {
+  // Stack dumps on a crash, as MlirOptMain(argc, argv, ...) sets them up.
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::DialectRegistry registry;
 #ifdef ATTNFUSE_MINIMAL_REGISTRATION
   // The self-contained bundle: what attnfuse's pipelines use, nothing more.

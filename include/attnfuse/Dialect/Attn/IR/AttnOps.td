@@ -162,6 +162,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     * `bias` (f16, bf16, f32 or f64) and `keep_mask` (`i1`, true = keep)
       have rank at most 4 and broadcast to `[B, Hq, Nq, Nk]` with numpy's
       rules (aligned on the right, each dimension 1 or full size).
+    * `key_lengths` (`[B]`, i32 or i64; decode over a cache, padded
+      batches) gives each batch its number of keys `L[b] = clamp(key_lengths[b],
+      0, Nk)`: the keys `[L[b], Nk)` are hidden, and `bottom_right`
+      alignment takes `off = L[b] - Nq` per batch.
+    * `block_table` (`[B, P]`, i32 or i64) pages K and V: they are
+      `[pages, Hkv, page_size, D]`, `Nk = P * page_size`, and key position `k`
+      of batch `b` is slot `k % page_size` of page `block_table[b, k /
+      page_size]`. A key whose page id is outside `[0, pages)` is hidden
+      (no memory outside K and V is read). Only `attn.attention` takes a block table.
     * Q, K, V, O and the score matrix `[B, Hq, Nq, Nk]` have at most 2^60
       elements each.
     * The optional `score_mod` region is a pointwise function of the scaled
@@ -295,7 +304,8 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     with an operation that cannot be differentiated is rejected by the
     verifier. Bias and keep mask are inputs without gradients. Results have
     the types of Q, K and V. The dropout mask is regenerated from `seed`, so it
-    is the forward pass's mask.
+    is the forward pass's mask. `key_lengths` hides keys as in the forward
+    op; a hidden key's dK and dV are 0.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_backward
