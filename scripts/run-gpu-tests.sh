@@ -3,10 +3,12 @@
 # with the attnfuse-run of BIN (default: bundle/bin, from
 # scripts/build-bundle.sh).
 #
-#   scripts/run-gpu-tests.sh [BIN]
-#     test/Integration/GPU: executes each test's `// RUN: attnfuse-run ...`
-#     lines with %s and %S substituted. Prints PASS/FAIL per line and exits
-#     non-zero on any failure.
+#   scripts/run-gpu-tests.sh [BIN] [FILE...]
+#     test/Integration/GPU (or the FILEs given): executes each test's
+#     `// RUN: attnfuse-run ...` lines with %s and %S substituted. Prints
+#     PASS/FAIL per line and exits non-zero on any failure. Files run one at
+#     a time; in parallel: ls test/Integration/GPU/*.mlir | xargs -P N -n 1
+#     scripts/run-gpu-tests.sh BIN
 #
 #   scripts/run-gpu-tests.sh --torch [PYDIR] [--quick]
 #     attnfuse.torch: test/GPU/torch_attention.py, train_gpt.py and
@@ -107,8 +109,11 @@ PY
 fi
 
 BIN="${1:-$ROOT/bundle/bin}"
+[ $# -gt 0 ] && shift
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=("$ROOT"/test/Integration/GPU/*.mlir)
 fail=0
-for t in "$ROOT"/test/Integration/GPU/*.mlir; do
+for t in "${files[@]}"; do
   dir="$(dirname "$t")"
   while IFS= read -r line; do
     cmd="${line#*RUN: }"

@@ -230,6 +230,45 @@ for lens, table in (([13, 0, 24], [[5, 2, 0], [1, 1, 1], [3, 9, 4]]),
 # CHECK: paged decode B=3 P=3: shape (3, 4, 2, 16) dtype float32 ok True
 # CHECK-NEXT: paged decode B=2 P=4: shape (2, 4, 2, 16) dtype float32 ok True
 
+# Packed variable-length prefill (sequence_offsets, as cu_seqlens of
+# flash_attn_varlen_func), against numpy in float64 attending each sequence
+# on its own (causal bottom-right in the sequence's positions); one compiled
+# function for any packing.
+PACKED = """
+func.func @varlen(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
+                  %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>)
+      sequence_offsets(%cq, %ck : tensor<?xi32>, tensor<?xi32>)
+      {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>}
+      -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+"""
+varlen = attnfuse.jit(PACKED, "varlen", block_q=4, block_k=8)
+for lq, lk in (([5, 1, 9], [5, 13, 9]), ([3, 0, 17, 2], [8, 4, 17, 30])):
+    cq = np.concatenate([[0], np.cumsum(lq)]).astype(np.int32)
+    ck = np.concatenate([[0], np.cumsum(lk)]).astype(np.int32)
+    qp = rng.standard_normal((1, 4, cq[-1], 16), dtype=np.float32)
+    kp = rng.standard_normal((1, 2, ck[-1], 16), dtype=np.float32)
+    vp = rng.standard_normal((1, 2, ck[-1], 16), dtype=np.float32)
+    o = varlen(qp, kp, vp, cq, ck)
+    want = np.zeros(qp.shape)
+    for s in range(len(lq)):
+        qs = qp[:, :, cq[s]:cq[s + 1]].astype(np.float64)
+        ks = np.repeat(kp[:, :, ck[s]:ck[s + 1]], 2, axis=1)
+        vs = np.repeat(vp[:, :, ck[s]:ck[s + 1]], 2, axis=1)
+        sc = np.einsum("bhqd,bhkd->bhqk", qs, ks) / 4.0
+        keep = np.arange(lk[s])[None, :] <= np.arange(lq[s])[:, None] + lk[s] - lq[s]
+        sc = np.where(keep, sc, -np.inf)
+        m = np.max(sc, -1, keepdims=True, initial=-np.inf)
+        e = np.where(keep, np.exp(sc - np.where(np.isinf(m), 0, m)), 0)
+        l = e.sum(-1, keepdims=True)
+        want[:, :, cq[s]:cq[s + 1]] = np.einsum(
+            "bhqk,bhkd->bhqd", np.divide(e, l, out=np.zeros_like(e), where=l > 0), vs)
+    check("varlen S=%d" % len(lq), o, want, 1e-5)
+# CHECK: varlen S=3: shape (1, 4, 15, 16) dtype float32 ok True
+# CHECK-NEXT: varlen S=4: shape (1, 4, 22, 16) dtype float32 ok True
+
 # A size mismatch the verifier cannot see stops the call with the message
 # (last: the JIT'd code prints it through C's stdout, which a pipe flushes
 # only at exit).

@@ -34,18 +34,19 @@ static llvm::Error fail(const llvm::Twine &message) {
 }
 
 /// The operands of the forward op of `op`, in order: Q, K, V and those of
-/// bias, keep mask, seed and key lengths that it has.
+/// bias, keep mask, seed, key lengths and sequence offsets that it has.
 static SmallVector<Value> getForwardOperands(AttentionBackwardOp op) {
   SmallVector<Value> operands = {op.getQuery(), op.getKey(), op.getValue()};
   for (Value v : {Value(op.getBias()), Value(op.getKeepMask()), Value(op.getSeed()),
-                  Value(op.getKeyLengths())})
+                  Value(op.getKeyLengths()), Value(op.getQueryOffsets()),
+                  Value(op.getKeyOffsets())})
     if (v)
       operands.push_back(v);
   return operands;
 }
 
 /// A module with `func.func @fd_forward(Q, K, V[, bias][, keep][, seed]
-/// [, key_lengths]) -> O`:
+/// [, key_lengths][, query and key offsets]) -> O`:
 /// the forward op of `op`, with its attributes and region.
 static FailureOr<OwningOpRef<ModuleOp>> buildForward(AttentionBackwardOp op) {
   MLIRContext *ctx = op.getContext();
@@ -68,7 +69,8 @@ static FailureOr<OwningOpRef<ModuleOp>> buildForward(AttentionBackwardOp op) {
       b, loc, TypeRange{op.getOutput().getType()}, arg(op.getQuery()),
       arg(op.getKey()), arg(op.getValue()), arg(op.getBias()),
       arg(op.getKeepMask()), arg(op.getSeed()), arg(op.getKeyLengths()),
-      /*block_table=*/Value(), op.getScaleAttr(),
+      /*block_table=*/Value(), arg(op.getQueryOffsets()),
+      arg(op.getKeyOffsets()), op.getScaleAttr(),
       op.getMaskAttr(), op.getAlignmentAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getDropoutPAttr());
   if (!op.getScoreMod().empty()) {

@@ -208,19 +208,20 @@ int64_t attnfuse::sharedMemoryLimitForChip(StringRef chip) {
 }
 
 /// Refuses, with a located error, what the GPU kernels do not take yet:
-/// runtime sizes, per-batch key lengths and paged K/V (the CPU lowerings take
-/// all three).
+/// runtime sizes, per-batch key lengths, paged K/V and packed sequences (the
+/// CPU lowerings take all four).
 static LogicalResult checkKernelOperands(AttentionOpInterface op) {
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
       return op->emitOpError(
           "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
           "runtime sizes yet (the CPU lowerings do)");
-  if (op.getKeyLengthsValue() || op.isPaged())
+  if (op.getKeyLengthsValue() || op.isPaged() || op.isPacked())
     return op->emitOpError()
            << "convert-attn-to-gpu: the GPU kernels take no "
-           << (op.isPaged() ? "paged key/value (block_table)"
-                            : "per-batch key lengths (key_lengths)")
+           << (op.isPaged()    ? "paged key/value (block_table)"
+               : op.isPacked() ? "packed sequences (sequence_offsets)"
+                               : "per-batch key lengths (key_lengths)")
            << " yet (the CPU lowerings do)";
   return success();
 }

@@ -101,8 +101,10 @@ struct TilingPlan {
     elementType = cast<RankedTensorType>(query.getType()).getElementType();
     window = op.getMaskWindow();
     keyLengths = static_cast<bool>(op.getKeyLengthsValue());
-    leftBounded = isWindowSideBounded(window.left, Nq, Nk);
-    rightBounded = isWindowSideBounded(window.right, Nq, Nk);
+    // Packed sequences apply the window per sequence (buildMaskedScore does,
+    // in every tile); their blocks are skipped by sequence (keyBlockRange).
+    leftBounded = !op.isPacked() && isWindowSideBounded(window.left, Nq, Nk);
+    rightBounded = !op.isPacked() && isWindowSideBounded(window.right, Nq, Nk);
   }
   /// Whether some element of a tile can be hidden by the structural mask or
   /// a key length (buildStructuralMaskVisible).
@@ -304,13 +306,26 @@ struct TileBuilder {
   // -left <= k - (q + off) <= right.
   /// Key blocks that can be visible to rows [q0, q0 + bq):
   /// k >= q0 + off - left and k <= q0 + bq - 1 + off + right.
+  /// With packed sequences: the key blocks of the sequences the rows meet.
   std::pair<Value, Value> keyBlockRange(Value q0, Value bq) {
+    if (plan.op.isPacked())
+      return sequenceBlockRange(/*fromQueries=*/true, q0, bq, plan.BK);
     return buildKeyBlockRange(b, loc, plan.window, plan.Nq, plan.Nk, q0, bq,
                               plan.BK, sizes);
+  }
+  /// The blocks of `block` positions that hold the other side's positions
+  /// of the packed sequences meeting [p0, p0 + n) (buildSequenceRange).
+  std::pair<Value, Value> sequenceBlockRange(bool fromQueries, Value p0,
+                                             Value n, int64_t block) {
+    auto [first, last] =
+        buildSequenceRange(b, loc, plan.op, fromQueries, p0, add(p0, n));
+    return {floorDiv(first, block), floorDiv(add(last, idx(block - 1)), block)};
   }
   /// Query blocks that can see keys [k0, k0 + bk):
   /// q >= k0 - off - right and q <= k0 + bk - 1 - off + left.
   std::pair<Value, Value> queryBlockRange(Value k0, Value bk) {
+    if (plan.op.isPacked())
+      return sequenceBlockRange(/*fromQueries=*/false, k0, bk, plan.BQ);
     const MaskWindow &w = plan.window;
     Value begin = idx(0), end = value(plan.numQB);
     if (plan.rightBounded)

@@ -1,5 +1,6 @@
-// The GPU kernels take no per-batch key lengths and no paged K/V yet: an op
-// with either (forward or backward) is refused at the op, on every family.
+// The GPU kernels take no per-batch key lengths, no paged K/V and no packed
+// sequences yet: an op with any (forward or backward) is refused at the op,
+// on every family.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt" -split-input-file -verify-diagnostics
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chip=sm_80" -split-input-file -verify-diagnostics
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_90a" -split-input-file -verify-diagnostics
@@ -34,4 +35,14 @@ func.func @backward(%q: tensor<2x2x8x64xf16>, %k: tensor<2x2x8x64xf16>, %v: tens
       key_lengths(%lens : tensor<2xi64>)
       -> tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>
   return %dq, %dk, %dv : tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>, tensor<2x2x8x64xf16>
+}
+
+// -----
+
+func.func @packed(%q: tensor<1x4x64x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>,
+                  %cq: tensor<3xi32>, %ck: tensor<3xi32>) -> tensor<1x4x64x64xf16> {
+  // expected-error @+1 {{convert-attn-to-gpu: the GPU kernels take no packed sequences (sequence_offsets) yet (the CPU lowerings do)}}
+  %o = attn.attention ins(%q, %k, %v : tensor<1x4x64x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>)
+      sequence_offsets(%cq, %ck : tensor<3xi32>, tensor<3xi32>) -> tensor<1x4x64x64xf16>
+  return %o : tensor<1x4x64x64xf16>
 }

@@ -355,7 +355,7 @@ func.func @bias_f8(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tenso
 // The generic form can give a required operand an empty segment.
 func.func @empty_required_segment(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{requires exactly one 'key' operand (operandSegmentSizes), got 2}}
-  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 2, 0, 0, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 2, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
 
@@ -363,7 +363,7 @@ func.func @empty_required_segment(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32
 
 func.func @empty_required_segment_value(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{requires exactly one 'value' operand (operandSegmentSizes), got 0}}
-  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %o = "attn.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
 
@@ -371,7 +371,7 @@ func.func @empty_required_segment_value(%q: tensor<1x1x4x4xf32>) -> tensor<1x1x4
 
 func.func @backward_empty_required_segment(%q: tensor<1x1x4x4xf32>, %lse: tensor<1x1x4xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{requires exactly one 'lse' operand (operandSegmentSizes), got 0}}
-  %dq, %dk, %dv = "attn.attention_backward"(%q, %q, %q, %q, %q, %lse) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>)
+  %dq, %dk, %dv = "attn.attention_backward"(%q, %q, %q, %q, %q, %lse) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0>}> ({}) : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>)
   return %dq : tensor<1x1x4x4xf32>
 }
 
@@ -483,4 +483,57 @@ func.func @block_table_bias(%q: tensor<2x1x4x8xf32>, %k: tensor<5x1x4x8xf32>, %v
   %o = attn.attention ins(%q, %k, %v : tensor<2x1x4x8xf32>, tensor<5x1x4x8xf32>, tensor<5x1x4x8xf32>)
       bias(%bias : tensor<4x4xf32>) block_table(%t : tensor<2x3xi32>) -> tensor<2x1x4x8xf32>
   return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+func.func @offsets_one_side(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %cq: tensor<3xi32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{sequence_offsets needs both the query and the key offsets}}
+  %o = "attn.attention"(%q, %k, %k, %cq) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>, tensor<3xi32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @offsets_type(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %cq: tensor<3xi32>, %ck: tensor<3x1xi32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{key offsets must be a rank-1 tensor of i32 or i64 [S + 1], got 'tensor<3x1xi32>'}}
+  %o = attn.attention ins(%q, %k, %k : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>)
+      sequence_offsets(%cq, %ck : tensor<3xi32>, tensor<3x1xi32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @offsets_lengths(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %cq: tensor<3xi32>, %ck: tensor<4xi64>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{query and key offsets must have the same length S + 1, got 3 and 4}}
+  %o = attn.attention ins(%q, %k, %k : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>)
+      sequence_offsets(%cq, %ck : tensor<3xi32>, tensor<4xi64>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @offsets_batch(%q: tensor<2x1x4x8xf32>, %k: tensor<2x1x6x8xf32>, %cq: tensor<3xi32>) -> tensor<2x1x4x8xf32> {
+  // expected-error @+1 {{packed sequences (sequence_offsets) need batch 1, got 2}}
+  %o = attn.attention ins(%q, %k, %k : tensor<2x1x4x8xf32>, tensor<2x1x6x8xf32>, tensor<2x1x6x8xf32>)
+      sequence_offsets(%cq, %cq : tensor<3xi32>, tensor<3xi32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+func.func @offsets_runtime_batch(%q: tensor<?x1x4x8xf32>, %k: tensor<?x1x6x8xf32>, %cq: tensor<3xi32>) -> tensor<?x1x4x8xf32> {
+  // expected-error @+1 {{packed sequences (sequence_offsets) need batch 1, got ?}}
+  %o = attn.attention ins(%q, %k, %k : tensor<?x1x4x8xf32>, tensor<?x1x6x8xf32>, tensor<?x1x6x8xf32>)
+      sequence_offsets(%cq, %cq : tensor<3xi32>, tensor<3xi32>) -> tensor<?x1x4x8xf32>
+  return %o : tensor<?x1x4x8xf32>
+}
+
+// -----
+
+func.func @offsets_and_lengths(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %cq: tensor<3xi32>, %lens: tensor<1xi32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{sequence_offsets cannot be combined with key_lengths or block_table}}
+  %o = attn.attention ins(%q, %k, %k : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>)
+      key_lengths(%lens : tensor<1xi32>) sequence_offsets(%cq, %cq : tensor<3xi32>, tensor<3xi32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
 }

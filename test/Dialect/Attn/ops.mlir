@@ -113,3 +113,18 @@ func.func @padded_training(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x8x16xf32>, %
       -> tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
   return %dq : tensor<2x2x8x16xf32>
 }
+
+// CHECK-LABEL: func.func @packed_prefill
+// CHECK:         attn.attention ins({{.+}}) sequence_offsets(%{{.+}}, %{{.+}} : tensor<?xi32>, tensor<?xi64>) {alignment = #attn.alignment<bottom_right>, mask = #attn.mask<causal>} -> tensor<1x8x?x64xbf16>
+// CHECK:         attn.attention_backward {{.+}} sequence_offsets(%{{.+}}, %{{.+}} : tensor<?xi32>, tensor<?xi64>) -> 
+func.func @packed_prefill(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %cq: tensor<?xi32>, %ck: tensor<?xi64>,
+                          %lse: tensor<1x8x?xf32>) -> tensor<1x8x?x64xbf16> {
+  %o = attn.attention ins(%q, %k, %k : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>)
+      sequence_offsets(%cq, %ck : tensor<?xi32>, tensor<?xi64>)
+      {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>} -> tensor<1x8x?x64xbf16>
+  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %k : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>)
+      grad(%o, %lse, %o : tensor<1x8x?x64xbf16>, tensor<1x8x?xf32>, tensor<1x8x?x64xbf16>)
+      sequence_offsets(%cq, %ck : tensor<?xi32>, tensor<?xi64>)
+      -> tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>
+  return %dq : tensor<1x8x?x64xbf16>
+}

@@ -46,12 +46,12 @@ AttentionSizes attnfuse::attn::detail::getAttentionSizes(
 MaskWindow attnfuse::attn::detail::getMaskWindow(
     MaskKind kind, MaskAlignment alignment, std::optional<uint64_t> left,
     std::optional<uint64_t> right, int64_t queryLength, int64_t keyLength,
-    bool perBatchKeyLengths) {
+    bool perSequenceLengths) {
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
   int64_t offset = 0;
   if (alignment == MaskAlignment::bottom_right)
     offset = ShapedType::isDynamic(queryLength) ||
-                     ShapedType::isDynamic(keyLength) || perBatchKeyLengths
+                     ShapedType::isDynamic(keyLength) || perSequenceLengths
                  ? ShapedType::kDynamic
                  : keyLength - queryLength;
   switch (kind) {
@@ -125,12 +125,14 @@ static LogicalResult verifyBroadcastable(Operation *op, StringRef name,
 }
 
 /// Checks an integer operand of sizes or indices (`key_lengths`, the block
-/// table): i32 or i64, rank `rank`, its dimension 0 the batch `batch` (both
-/// static and equal, or both runtime).
+/// table, the sequence offsets): i32 or i64, rank `rank`, and where `batch`
+/// is given, its dimension 0 the batch (both static and equal, or both
+/// runtime).
 template <typename OpTy>
 static LogicalResult verifyIndexTensor(OpTy op, StringRef name,
                                        StringRef layout, Value operand,
-                                       int64_t rank, int64_t batch) {
+                                       int64_t rank,
+                                       std::optional<int64_t> batch) {
   auto type = cast<RankedTensorType>(operand.getType());
   Type element = type.getElementType();
   if (type.getRank() != rank || !(element.isSignlessInteger(32) ||
@@ -138,10 +140,43 @@ static LogicalResult verifyIndexTensor(OpTy op, StringRef name,
     return op.emitOpError() << name << " must be a rank-" << rank
                             << " tensor of i32 or i64 " << layout << ", got "
                             << type;
-  if (type.getDimSize(0) != batch)
+  if (batch && type.getDimSize(0) != *batch)
     return op.emitOpError() << name << " must have the query's batch size "
-                            << dimString(batch) << " in dimension 0, got "
+                            << dimString(*batch) << " in dimension 0, got "
                             << type;
+  return success();
+}
+
+/// Checks the offsets of packed sequences (`sequence_offsets`): both or
+/// neither, [S + 1] each with the same S, batch 1, and no per-batch key
+/// lengths or block table beside them.
+template <typename OpTy>
+static LogicalResult verifySequenceOffsets(OpTy op) {
+  Value cq = op.getQueryOffsetsValue(), ck = op.getKeyOffsetsValue();
+  if (!cq && !ck)
+    return success();
+  if (!cq || !ck)
+    return op.emitOpError()
+           << "sequence_offsets needs both the query and the key offsets";
+  for (auto [name, offsets] : {std::pair{"query offsets", cq},
+                               std::pair{"key offsets", ck}})
+    if (failed(verifyIndexTensor(op, name, "[S + 1]", offsets, 1,
+                                 std::nullopt)))
+      return failure();
+  int64_t nq = cast<RankedTensorType>(cq.getType()).getDimSize(0);
+  int64_t nk = cast<RankedTensorType>(ck.getType()).getDimSize(0);
+  if (nq != nk)
+    return op.emitOpError() << "query and key offsets must have the same "
+                               "length S + 1, got "
+                            << dimString(nq) << " and " << dimString(nk);
+  int64_t batch = op.getQueryType().getDimSize(0);
+  if (batch != 1)
+    return op.emitOpError() << "packed sequences (sequence_offsets) need "
+                               "batch 1, got "
+                            << dimString(batch);
+  if (op.getKeyLengthsValue() || op.getBlockTableValue())
+    return op.emitOpError() << "sequence_offsets cannot be combined with "
+                               "key_lengths or block_table";
   return success();
 }
 
@@ -215,6 +250,8 @@ static LogicalResult verifyAttentionInputs(OpTy op) {
   if (Value lengths = op.getKeyLengthsValue())
     if (failed(verifyIndexTensor(op, "key_lengths", "[B]", lengths, 1, q[0])))
       return failure();
+  if (failed(verifySequenceOffsets(op)))
+    return failure();
   if (k[1] != v[1])
     return emitOpError() << "key and value must have the same number of "
                             "heads, got "

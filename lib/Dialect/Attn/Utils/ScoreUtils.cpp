@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -35,8 +36,8 @@ SizeValues materializeSizes(OpBuilder &b, Location loc,
   MaskWindow w = op.getMaskWindow();
   if (w.hasStaticOffset())
     v.maskOffset = b.getIndexAttr(w.offset);
-  else if (op.getKeyLengthsValue())
-    v.maskOffset = {}; // per batch: sizesAtBatch
+  else if (op.getKeyLengthsValue() || op.isPacked())
+    v.maskOffset = {}; // per batch (sizesAtBatch) or sequence
   else
     v.maskOffset =
         arith::SubIOp::create(
@@ -141,6 +142,10 @@ void buildChecks(OpBuilder &b, Location loc, OpTy op, const SizeValues &s) {
   if (Value lengths = op.getKeyLengthsValue())
     checkDimEquals(b, loc, lengths, 0, s.batch,
                    "key_lengths batch != query batch");
+  if (op.isPacked())
+    checkDimEquals(b, loc, op.getKeyOffsetsValue(), 0,
+                   tensor::getMixedSize(b, loc, op.getQueryOffsetsValue(), 0),
+                   "key offsets length != query offsets length");
   checkScoreOperand(b, loc, op.getBias(), s, heads, "bias");
   checkScoreOperand(b, loc, op.getKeepMask(), s, heads, "keep_mask");
   if constexpr (std::is_same_v<OpTy, AttentionBackwardOp>) {
@@ -164,28 +169,120 @@ void buildRuntimeSizeChecks(OpBuilder &b, Location loc,
     buildChecks(b, loc, cast<AttentionBackwardOp>(op.getOperation()), s);
 }
 
-Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterface op,
-                                 Value q, Value k, const SizeValues *sizes) {
-  MaskWindow w = op.getMaskWindow();
+namespace {
+/// The effective offsets of packed sequences, made monotone and in range:
+/// off'[t] = min(max(0, off[0..t]), n). `running` is max(0, off[0..t-1]) (0
+/// for t = 0); returns {the new running maximum, off'[t]}.
+std::pair<Value, Value> stepOffset(OpBuilder &b, Location loc, Value offsets,
+                                   Value t, Value running, Value n) {
+  Value raw = tensor::ExtractOp::create(b, loc, offsets, ValueRange{t});
+  Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value next = arith::MaxSIOp::create(b, loc, running, at);
+  return {next, arith::MinSIOp::create(b, loc, next, n)};
+}
+
+/// Folds `body` over the S packed sequences of `op` in order: body(qBegin,
+/// qEnd, kBegin, kEnd, state) returns the next state, where [qBegin, qEnd)
+/// and [kBegin, kEnd) are the sequence's queries and keys (effective
+/// offsets). Returns the final state.
+SmallVector<Value> foldSequences(
+    OpBuilder &b, Location loc, AttentionOpInterface op, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, Value, Value,
+                                    Value, ValueRange)>
+        body) {
+  Value cq = op.getQueryOffsetsValue(), ck = op.getKeyOffsetsValue();
+  SizeValues sizes = materializeSizes(b, loc, op);
+  Value nq = getValueOrCreateConstantIndexOp(b, loc, sizes.queryLength);
+  Value nk = getValueOrCreateConstantIndexOp(b, loc, sizes.keyLength);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto [rq, q0] = stepOffset(b, loc, cq, zero, zero, nq);
+  auto [rk, k0] = stepOffset(b, loc, ck, zero, zero, nk);
+  SmallVector<Value> inits = {rq, rk, q0, k0};
+  llvm::append_range(inits, init);
+  Value count = tensor::DimOp::create(b, loc, cq, 0);
+  auto loop = scf::ForOp::create(
+      b, loc, one, count, one, inits,
+      [&](OpBuilder &lb, Location ll, Value t, ValueRange it) {
+        auto [nrq, q1] = stepOffset(lb, ll, cq, t, it[0], nq);
+        auto [nrk, k1] = stepOffset(lb, ll, ck, t, it[1], nk);
+        SmallVector<Value> next = {nrq, nrk, q1, k1};
+        llvm::append_range(next, body(lb, ll, it[2], q1, it[3], k1,
+                                      it.drop_front(4)));
+        scf::YieldOp::create(lb, ll, next);
+      });
+  return SmallVector<Value>(loop.getResults().drop_front(4));
+}
+} // namespace
+
+SequenceSpan buildSequenceSpan(OpBuilder &b, Location loc,
+                               AttentionOpInterface op, Value q) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> span = foldSequences(
+      b, loc, op, {zero, zero, zero, zero},
+      [&](OpBuilder &lb, Location ll, Value qBegin, Value qEnd, Value kBegin,
+          Value kEnd, ValueRange state) {
+        Value in = arith::AndIOp::create(
+            lb, ll,
+            arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::sle, qBegin, q),
+            arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::slt, q, qEnd));
+        Value found[] = {qBegin, kBegin,
+                         arith::SubIOp::create(lb, ll, qEnd, qBegin),
+                         arith::SubIOp::create(lb, ll, kEnd, kBegin)};
+        SmallVector<Value> next;
+        for (auto [f, old] : llvm::zip(found, state))
+          next.push_back(arith::SelectOp::create(lb, ll, in, f, old));
+        return next;
+      });
+  return {span[0], span[1], span[2], span[3]};
+}
+
+std::pair<Value, Value> buildSequenceRange(OpBuilder &b, Location loc,
+                                           AttentionOpInterface op,
+                                           bool fromQueries, Value begin,
+                                           Value end) {
+  SizeValues sizes = materializeSizes(b, loc, op);
+  Value n = getValueOrCreateConstantIndexOp(
+      b, loc, fromQueries ? sizes.keyLength : sizes.queryLength);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> range = foldSequences(
+      b, loc, op, {n, zero},
+      [&](OpBuilder &lb, Location ll, Value qBegin, Value qEnd, Value kBegin,
+          Value kEnd, ValueRange state) {
+        Value from0 = fromQueries ? qBegin : kBegin;
+        Value from1 = fromQueries ? qEnd : kEnd;
+        Value to0 = fromQueries ? kBegin : qBegin;
+        Value to1 = fromQueries ? kEnd : qEnd;
+        // The sequence has positions in [begin, end).
+        Value meets = arith::AndIOp::create(
+            lb, ll,
+            arith::AndIOp::create(
+                lb, ll,
+                arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::slt, from0,
+                                      end),
+                arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::sgt, from1,
+                                      begin)),
+            arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::slt, from0,
+                                  from1));
+        return SmallVector<Value>{
+            arith::SelectOp::create(
+                lb, ll, meets, arith::MinSIOp::create(lb, ll, state[0], to0),
+                state[0]),
+            arith::SelectOp::create(
+                lb, ll, meets, arith::MaxSIOp::create(lb, ll, state[1], to1),
+                state[1])};
+      });
+  return {range[0], range[1]};
+}
+
+namespace {
+/// k - (q + offset) within the window [-left, right] of `w`, or null when
+/// the window hides nothing.
+Value buildWindowVisible(OpBuilder &b, Location loc, const MaskWindow &w,
+                         Value q, Value k, Value offset, Value visible) {
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-  assert((!op.getKeyLengthsValue() || (sizes && sizes->validKeys)) &&
-         "key lengths need the sizes at the element's batch");
-  // With key lengths, the keys [validKeys, Nk) of the batch do not exist.
-  Value visible;
-  if (op.getKeyLengthsValue())
-    visible = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::slt, k,
-        getValueOrCreateConstantIndexOp(b, loc, sizes->validKeys));
   if (w.left == kUnbounded && w.right == kUnbounded)
     return visible;
-  // rel = k - (q + offset); visible iff -left <= rel <= right.
-  Value offset;
-  if (w.hasStaticOffset())
-    offset = arith::ConstantIndexOp::create(b, loc, w.offset);
-  else
-    offset = getValueOrCreateConstantIndexOp(
-        b, loc,
-        sizes ? sizes->maskOffset : materializeSizes(b, loc, op).maskOffset);
   Value shifted = arith::AddIOp::create(b, loc, q, offset);
   Value rel = arith::SubIOp::create(b, loc, k, shifted);
   auto both = [&](Value x, Value y) -> Value {
@@ -200,6 +297,54 @@ Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterfac
                                 b, loc, arith::CmpIPredicate::sge, rel,
                                 arith::ConstantIndexOp::create(b, loc, -w.left)));
   return visible;
+}
+
+/// Packed sequences: k among the keys of q's sequence, and the window in the
+/// sequence's positions (docs/Semantics.md, "Packed sequences").
+Value buildPackedVisible(OpBuilder &b, Location loc, AttentionOpInterface op,
+                         Value q, Value k) {
+  SequenceSpan s = buildSequenceSpan(b, loc, op, q);
+  Value qi = arith::SubIOp::create(b, loc, q, s.queryStart);
+  Value ki = arith::SubIOp::create(b, loc, k, s.keyStart);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value visible = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, ki, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ki,
+                            s.keyLength));
+  MaskWindow w = op.getMaskWindow();
+  Value offset = w.hasStaticOffset()
+                     ? Value(arith::ConstantIndexOp::create(b, loc, w.offset))
+                     : Value(arith::SubIOp::create(b, loc, s.keyLength,
+                                                   s.queryLength));
+  return buildWindowVisible(b, loc, w, qi, ki, offset, visible);
+}
+} // namespace
+
+Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterface op,
+                                 Value q, Value k, const SizeValues *sizes) {
+  if (op.isPacked())
+    return buildPackedVisible(b, loc, op, q, k);
+  MaskWindow w = op.getMaskWindow();
+  assert((!op.getKeyLengthsValue() || (sizes && sizes->validKeys)) &&
+         "key lengths need the sizes at the element's batch");
+  // With key lengths, the keys [validKeys, Nk) of the batch do not exist.
+  Value visible;
+  if (op.getKeyLengthsValue())
+    visible = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, k,
+        getValueOrCreateConstantIndexOp(b, loc, sizes->validKeys));
+  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  if (w.left == kUnbounded && w.right == kUnbounded)
+    return visible;
+  // rel = k - (q + offset); visible iff -left <= rel <= right.
+  Value offset;
+  if (w.hasStaticOffset())
+    offset = arith::ConstantIndexOp::create(b, loc, w.offset);
+  else
+    offset = getValueOrCreateConstantIndexOp(
+        b, loc,
+        sizes ? sizes->maskOffset : materializeSizes(b, loc, op).maskOffset);
+  return buildWindowVisible(b, loc, w, q, k, offset, visible);
 }
 
 bool isWindowSideBounded(int64_t side, int64_t queryLength,
@@ -303,7 +448,8 @@ Value buildMaskedScore(OpBuilder &b, Location loc, AttentionOpInterface op, Valu
     t = arith::AddFOp::create(b, loc, t, bias);
   }
   Value visible;
-  if (applyStructuralMask)
+  // Packed sequences hide keys of other sequences in every tile.
+  if (applyStructuralMask || op.isPacked())
     visible = buildStructuralMaskVisible(b, loc, op, bhqk[2], bhqk[3], sizes);
   if (keep)
     visible = visible ? arith::AndIOp::create(b, loc, visible, keep) : keep;

@@ -63,7 +63,7 @@ AttentionSizes getAttentionSizes(mlir::RankedTensorType query,
 MaskWindow getMaskWindow(MaskKind kind, MaskAlignment alignment,
                          std::optional<uint64_t> left,
                          std::optional<uint64_t> right, int64_t queryLength,
-                         int64_t keyLength, bool perBatchKeyLengths);
+                         int64_t keyLength, bool perSequenceLengths);
 } // namespace detail
 } // namespace attnfuse::attn
 

@@ -85,7 +85,8 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
         return ::attnfuse::attn::detail::getMaskWindow(
             $_op.getMask(), $_op.getAlignment(), $_op.getWindowLeft(),
             $_op.getWindowRight(), $_op.getQueryType().getDimSize(2),
-            $_op.getSizes().keyLength, static_cast<bool>($_op.getKeyLengths()));
+            $_op.getSizes().keyLength,
+            $_op.getKeyLengths() || $_op.getQueryOffsets());
       }]>,
     InterfaceMethod<[{The sizes (B, Hq, Hkv, Nq, Nk, Dqk, Dv), B, Nq and Nk
       possibly runtime (ShapedType::kDynamic).}],
@@ -101,6 +102,12 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
     InterfaceMethod<"The per-batch key lengths (null when absent).",
       "::mlir::Value", "getKeyLengthsValue", (ins), [{}],
       [{ return $_op.getKeyLengths(); }]>,
+    InterfaceMethod<"The packed sequences' query offsets (null when absent).",
+      "::mlir::Value", "getQueryOffsetsValue", (ins), [{}],
+      [{ return $_op.getQueryOffsets(); }]>,
+    InterfaceMethod<"The packed sequences' key offsets (null when absent).",
+      "::mlir::Value", "getKeyOffsetsValue", (ins), [{}],
+      [{ return $_op.getKeyOffsets(); }]>,
     InterfaceMethod<"The block table of paged K/V (null when absent).",
       "::mlir::Value", "getBlockTableValue", (ins), [{}],
       [{ return $_op.getBlockTable(); }]>,
@@ -119,6 +126,8 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
   let extraSharedClassDeclaration = [{
     /// Whether K and V are paged (a block table gives their pages).
     bool isPaged() { return static_cast<bool>($_op.getBlockTableValue()); }
+    /// Whether Q and K/V pack several sequences (sequence_offsets).
+    bool isPacked() { return static_cast<bool>($_op.getQueryOffsetsValue()); }
   }];
 }
 
@@ -171,6 +180,16 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       of batch `b` is slot `k % page_size` of page `block_table[b, k /
       page_size]`. A key whose page id is outside `[0, pages)` is hidden
       (no memory outside K and V is read). Only `attn.attention` takes a block table.
+    * `sequence_offsets(%cq, %ck)` (`[S + 1]` each, i32 or i64; packed
+      variable-length batches, as `cu_seqlens_q` / `cu_seqlens_k` of
+      `flash_attn_varlen_func`) packs S sequences into Q (rows) and K/V
+      (keys) of batch `B = 1`: sequence `s` is the queries `[cq'[s],
+      cq'[s+1])` and the keys `[ck'[s], ck'[s+1])`, where the offsets are
+      made monotone and in range (`cq'[t] = min(max(0, cq[0..t]), Nq)`, and
+      `ck'` with Nk). A query sees only its sequence's keys, under the
+      structural mask in the sequence's own positions (`off = Lk - Lq` of
+      the sequence for `bottom_right`); a query in no sequence sees no key.
+      Bias, keep mask, `score_mod` and dropout index the packed positions.
     * Q, K, V, O and the score matrix `[B, Hq, Nq, Nk]` have at most 2^60
       elements each.
     * The optional `score_mod` region is a pointwise function of the scaled
@@ -219,6 +238,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     Optional<I64>:$seed,
     Optional<AnyRankedTensor>:$key_lengths,
     Optional<AnyRankedTensor>:$block_table,
+    Optional<AnyRankedTensor>:$query_offsets,
+    Optional<AnyRankedTensor>:$key_offsets,
     OptionalAttr<F32Attr>:$scale,
     DefaultValuedAttr<Attn_MaskKindAttr, "MaskKind::none">:$mask,
     DefaultValuedAttr<Attn_MaskAlignmentAttr,
@@ -239,6 +260,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`seed` `(` $seed^ `)`)?
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`sequence_offsets` `(` $query_offsets^ `,` $key_offsets `:`
+        type($query_offsets) `,` type($key_offsets) `)`)?
     attr-dict
     (`score_mod` $score_mod^)?
     `->` type(results)
@@ -304,8 +327,8 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     with an operation that cannot be differentiated is rejected by the
     verifier. Bias and keep mask are inputs without gradients. Results have
     the types of Q, K and V. The dropout mask is regenerated from `seed`, so it
-    is the forward pass's mask. `key_lengths` hides keys as in the forward
-    op; a hidden key's dK and dV are 0.
+    is the forward pass's mask. `key_lengths` and `sequence_offsets` hide
+    keys as in the forward op; a hidden key's dK and dV are 0.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_backward
@@ -329,6 +352,8 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     Optional<AnyRankedTensor>:$keep_mask,
     Optional<I64>:$seed,
     Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$query_offsets,
+    Optional<AnyRankedTensor>:$key_offsets,
     OptionalAttr<F32Attr>:$scale,
     DefaultValuedAttr<Attn_MaskKindAttr, "MaskKind::none">:$mask,
     DefaultValuedAttr<Attn_MaskAlignmentAttr,
@@ -351,6 +376,8 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     (`keep` `(` $keep_mask^ `:` type($keep_mask) `)`)?
     (`seed` `(` $seed^ `)`)?
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`sequence_offsets` `(` $query_offsets^ `,` $key_offsets `:`
+        type($query_offsets) `,` type($key_offsets) `)`)?
     attr-dict
     (`score_mod` $score_mod^)?
     `->` type(results)

@@ -52,6 +52,26 @@ PagedPosition buildPagedPosition(mlir::OpBuilder &b, mlir::Location loc,
                                  AttentionOpInterface op, mlir::Value batch,
                                  mlir::Value k);
 
+/// The packed sequence (sequence_offsets) of query row `q` (index): its first
+/// query and key and its numbers of queries and keys, at the effective
+/// offsets (docs/Semantics.md, "Packed sequences"). A row in no sequence has
+/// keyLength 0 (it sees no key).
+struct SequenceSpan {
+  mlir::Value queryStart, keyStart, queryLength, keyLength;
+};
+SequenceSpan buildSequenceSpan(mlir::OpBuilder &b, mlir::Location loc,
+                               AttentionOpInterface op, mlir::Value q);
+
+/// The positions [first, last) on the other side that the packed sequences
+/// meeting rows [begin, end) cover: with `fromQueries`, the keys the query
+/// rows can see; otherwise the queries that can see the keys. Empty (first
+/// >= last) when no sequence meets the rows. The tiled lowerings' block
+/// skipping over packed sequences.
+std::pair<mlir::Value, mlir::Value>
+buildSequenceRange(mlir::OpBuilder &b, mlir::Location loc,
+                   AttentionOpInterface op, bool fromQueries,
+                   mlir::Value begin, mlir::Value end);
+
 /// Asserts (cf.assert) at the builder's insertion point that the runtime
 /// sizes the verifier could only require to agree at run time do: a '?'
 /// dimension of K, V, the bias, the keep mask (or, for the backward op, O,
@@ -61,7 +81,9 @@ void buildRuntimeSizeChecks(mlir::OpBuilder &b, mlir::Location loc,
                             AttentionOpInterface op, const SizeValues &sizes);
 
 /// Returns an i1 that is true iff query `q` sees key `k` (both index) under
-/// the op's structural mask and, with key lengths, iff `k < validKeys`; or a
+/// the op's structural mask and, with key lengths, iff `k < validKeys` (with
+/// packed sequences: iff `k` is a key of `q`'s sequence and the structural
+/// mask shows it in the sequence's positions); or a
 /// null Value when these hide nothing. `sizes` are the sizes at the element's
 /// batch (sizesAtBatch), required with key lengths; without them a runtime
 /// mask offset is materialized at the insertion point.

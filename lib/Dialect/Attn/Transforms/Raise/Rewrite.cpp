@@ -298,6 +298,7 @@ Value Rewriter::run() {
   auto op = AttentionOp::create(
       b, loc, resultTypes, q4, k4, v4, bias, keep, /*seed=*/Value(),
       /*key_lengths=*/Value(), /*block_table=*/Value(),
+      /*query_offsets=*/Value(), /*key_offsets=*/Value(),
       b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
       MaskKindAttr::get(ctx, c.mask), MaskAlignmentAttr::get(ctx, c.alignment),
       c.mask == MaskKind::sliding_window ? b.getI64IntegerAttr(c.windowLeft)
