@@ -537,3 +537,12 @@ func.func @offsets_and_lengths(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>,
       key_lengths(%lens : tensor<1xi32>) sequence_offsets(%cq, %cq : tensor<3xi32>, tensor<3xi32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+func.func @offsets_empty(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %cq: tensor<0xi32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{sequence offsets need at least one entry (S + 1 >= 1), got 0}}
+  %o = attn.attention ins(%q, %k, %k : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>)
+      sequence_offsets(%cq, %cq : tensor<0xi32>, tensor<0xi32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}

@@ -37,6 +37,10 @@
 // Query and key offsets of different lengths, at run time.
 // RUN: not attnfuse-run %s --entry=window --dynamic-sizes=12,40,40,3,4 --int-bound=40 2>&1 | FileCheck %s --check-prefix=MISMATCH
 // MISMATCH: attn: runtime size mismatch: key offsets length != query offsets length
+//
+// Runtime offsets without any entry stop the call (no read of cq[0]).
+// RUN: not attnfuse-run %s --entry=window --dynamic-sizes=12,40,40,0,0 --int-bound=40 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: attn: sequence offsets are empty (S + 1 = 0)
 
 func.func @prefill(%q: tensor<1x4x20x16xf32>, %k: tensor<1x2x24x16xf32>, %v: tensor<1x2x24x8xf32>)
     -> (tensor<1x4x20x8xf32>, tensor<1x4x20xf32>) {

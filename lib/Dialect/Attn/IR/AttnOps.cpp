@@ -169,6 +169,9 @@ static LogicalResult verifySequenceOffsets(OpTy op) {
     return op.emitOpError() << "query and key offsets must have the same "
                                "length S + 1, got "
                             << dimString(nq) << " and " << dimString(nk);
+  if (nq == 0)
+    return op.emitOpError() << "sequence offsets need at least one entry "
+                               "(S + 1 >= 1), got 0";
   int64_t batch = op.getQueryType().getDimSize(0);
   if (batch != 1)
     return op.emitOpError() << "packed sequences (sequence_offsets) need "

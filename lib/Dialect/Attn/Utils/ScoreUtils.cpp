@@ -142,10 +142,20 @@ void buildChecks(OpBuilder &b, Location loc, OpTy op, const SizeValues &s) {
   if (Value lengths = op.getKeyLengthsValue())
     checkDimEquals(b, loc, lengths, 0, s.batch,
                    "key_lengths batch != query batch");
-  if (op.isPacked())
+  if (op.isPacked()) {
     checkDimEquals(b, loc, op.getKeyOffsetsValue(), 0,
                    tensor::getMixedSize(b, loc, op.getQueryOffsetsValue(), 0),
                    "key offsets length != query offsets length");
+    // S + 1 >= 1: the offsets have a first entry (foldSequences reads it).
+    Value offsets = op.getQueryOffsetsValue();
+    if (cast<RankedTensorType>(offsets.getType()).isDynamicDim(0))
+      cf::AssertOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                tensor::DimOp::create(b, loc, offsets, 0),
+                                arith::ConstantIndexOp::create(b, loc, 0)),
+          "attn: sequence offsets are empty (S + 1 = 0)");
+  }
   checkScoreOperand(b, loc, op.getBias(), s, heads, "bias");
   checkScoreOperand(b, loc, op.getKeepMask(), s, heads, "keep_mask");
   if constexpr (std::is_same_v<OpTy, AttentionBackwardOp>) {
