@@ -273,7 +273,10 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
     return;
   }
 
-  // The fused kernels and their launches.
+  // The fused kernels and their launches. The kernels take no key lengths,
+  // block table or packed sequences yet: those become a keep mask (and
+  // gathered K/V) first.
+  pm.addPass(attn::createAttnExpandInferenceOperands());
   pm.addPass(createConvertAttnToGPUPass(options.getKernelOptions()));
   pm.addPass(createCanonicalizerPass());
 

@@ -208,8 +208,8 @@ int64_t attnfuse::sharedMemoryLimitForChip(StringRef chip) {
 }
 
 /// Refuses, with a located error, what the GPU kernels do not take yet:
-/// runtime sizes, per-batch key lengths, paged K/V and packed sequences (the
-/// CPU lowerings take all four).
+/// runtime sizes, and per-batch key lengths, paged K/V and packed sequences
+/// (which attn-expand-inference-operands expresses through a keep mask).
 static LogicalResult checkKernelOperands(AttentionOpInterface op) {
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
@@ -222,7 +222,8 @@ static LogicalResult checkKernelOperands(AttentionOpInterface op) {
            << (op.isPaged()    ? "paged key/value (block_table)"
                : op.isPacked() ? "packed sequences (sequence_offsets)"
                                : "per-batch key lengths (key_lengths)")
-           << " yet (the CPU lowerings do)";
+           << " (run attn-expand-inference-operands first, as "
+              "attn-lower-to-nvvm-pipeline does)";
   return success();
 }
 

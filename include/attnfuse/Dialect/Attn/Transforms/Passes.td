@@ -53,4 +53,25 @@ def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
   ];
 }
 
+def AttnExpandInferenceOperands : Pass<"attn-expand-inference-operands"> {
+  let summary = "Express key lengths, paged K/V and packed sequences through "
+                "a keep mask and gathered K/V";
+  let description = [{
+    Rewrites every `attn.attention` and `attn.attention_backward` with
+    `key_lengths`, a `block_table` or `sequence_offsets` into the same
+    attention without them (`expandInferenceOperands`): a keep mask hides
+    the keys they hide (the structural mask moves into it where its
+    positions depend on them: packed sequences, key lengths with a
+    bottom-right mask), and paged K and V are gathered at the logical key
+    positions. For a target whose kernels take none of them: the GPU
+    pipeline runs it before `convert-attn-to-gpu`. The result computes the
+    same function, without block skipping by length or sequence.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTNFUSE_DIALECT_ATTN_TRANSFORMS_PASSES_TD

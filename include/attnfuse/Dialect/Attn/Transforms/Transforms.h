@@ -2,6 +2,8 @@
 #ifndef ATTNFUSE_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 #define ATTNFUSE_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 
+#include "attnfuse/Dialect/Attn/IR/Attn.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Support/LLVM.h"
@@ -108,6 +110,26 @@ mlir::FailureOr<AttentionChainMatch> matchAttentionChain(mlir::Operation *c2,
 /// with an error at the root and nothing changed, where one is not.
 mlir::FailureOr<mlir::Value>
 rewriteAttentionChain(mlir::RewriterBase &rewriter, AttentionChainMatch &match);
+
+//===----------------------------------------------------------------------===//
+// Inference operands through the operands every lowering takes
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` has key lengths, a block table or packed sequences.
+bool hasInferenceOperands(AttentionOpInterface op);
+
+/// Rewrites `op` (attn.attention or attn.attention_backward, in place) into
+/// the same attention without key lengths, a block table or packed
+/// sequences, for a target that takes none of them: what they hide becomes a
+/// keep mask `[B, 1 or Hq, 1 or Nq, Nk]` (and'ed with the op's own), paged K
+/// and V are gathered into `[B, Hkv, Nk, D]` at the logical positions, and
+/// where the structural mask's positions depend on them (packed sequences;
+/// key lengths with a bottom-right mask) it moves into the keep mask too.
+/// The computation is the same (docs/Semantics.md); the cost is a keep mask
+/// and, for paged K/V, a copy of the pages, and no block skipping by length
+/// or sequence. Creates ops before `op`; nothing when it has none of them.
+void expandInferenceOperands(mlir::RewriterBase &rewriter,
+                             AttentionOpInterface op);
 
 } // namespace attnfuse::attn
 
