@@ -90,6 +90,43 @@ static LogicalResult loadCapturedTensors(AttentionOpInterface op,
   return success();
 }
 
+/// tanh.approx.f32 (sm_75+; one MUFU.TANH) for every f32 math.tanh of the
+/// kernel: a softcap's, and the one its derivative reuses in the backward.
+/// libdevice's tanhf is some twenty instructions per score, which made a
+/// softcap cost a third of the plain kernel's speed.
+static void approximateTanh(gpu::GPUFuncOp func) {
+  SmallVector<math::TanhOp> tanhs;
+  func.walk([&](math::TanhOp op) {
+    if (op.getType().isF32())
+      tanhs.push_back(op);
+  });
+  for (math::TanhOp op : tanhs) {
+    OpBuilder b(op);
+    auto approx = LLVM::InlineAsmOp::create(
+        b, op.getLoc(), TypeRange{b.getF32Type()}, ValueRange{op.getOperand()},
+        "tanh.approx.f32 $0, $1;", "=f,f", /*has_side_effects=*/false,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    op.replaceAllUsesWith(approx.getResult(0));
+    op.erase();
+  }
+}
+
+/// What every kernel's body gets after its family emitted it: the reads of
+/// captured tensors (loadCapturedTensors) and, in bf16/f16 kernels with
+/// approx-tanh, tanh.approx.f32 (approximateTanh; docs/Semantics.md states
+/// its error).
+static LogicalResult finishKernelBody(AttentionOpInterface op,
+                                      const KernelPlan &plan,
+                                      gpu::GPUFuncOp func) {
+  if (failed(loadCapturedTensors(op, func)))
+    return failure();
+  if (plan.cfg.approxTanh && !plan.elementType.isF32())
+    approximateTanh(func);
+  return success();
+}
+
 LaunchShape KernelFamily::getLaunchShape(const KernelPlan &plan) const {
   return getTileGridShape(plan);
 }
@@ -454,7 +491,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   func->setAttr("attn.family", kb.getStringAttr(family->getName()));
   func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
   family->emit(plan, func);
-  if (failed(loadCapturedTensors(op, func)))
+  if (failed(finishKernelBody(op, plan, func)))
     return failure();
 
   auto dim3 = [&](ArrayRef<int64_t> v) {
@@ -542,7 +579,7 @@ buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
   func->setAttr("attn.family", kb.getStringAttr(family.getName()));
   func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
   family.emit(plan, func);
-  if (failed(loadCapturedTensors(op, func)))
+  if (failed(finishKernelBody(op, plan, func)))
     return failure();
   KB k{b, loc};
   auto dim3 = [&](ArrayRef<int64_t> v) {

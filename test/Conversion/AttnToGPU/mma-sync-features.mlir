@@ -27,7 +27,7 @@
 // CHECK:           memref.load %[[BIAS]]
 // CHECK:           nvvm.mma.sync
 // The scores of each element: scale, score_mod (tanh), + bias, keep mask.
-// CHECK:           math.tanh
+// CHECK:           tanh.approx.f32
 // CHECK:           arith.select
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // Dropout on P before P V: one Philox4x32-10 (keyed by the seed) per row

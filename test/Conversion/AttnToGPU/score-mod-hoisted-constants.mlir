@@ -4,7 +4,7 @@
 // not isolated from above); the kernel still gets a self-contained copy.
 // CHECK:     gpu.func @attn_fwd_0
 // CHECK:       arith.constant 5.000000e+00 : f32
-// CHECK:       math.tanh
+// CHECK:       tanh.approx.f32
 func.func @softcap(%q: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16> {
   %o = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>,
                           tensor<1x1x64x64xbf16>) score_mod {
