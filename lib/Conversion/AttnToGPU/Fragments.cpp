@@ -55,7 +55,8 @@ Value attnfuse::gpu_kernels::packOperand(KB &e, Type elt, Value x, Value y) {
 
 ElementOperands attnfuse::gpu_kernels::loadElementOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, Value bias, Value keep,
-    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk) {
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    bool keyPairs) {
   ElementOperands ops;
   if (keep) {
     ops.keep.resize(sl.size());
@@ -69,7 +70,8 @@ ElementOperands attnfuse::gpu_kernels::loadElementOperands(
   ops.bias.resize(sl.size());
   auto type = cast<MemRefType>(bias.getType());
   int64_t rank = type.getRank();
-  bool pairs = type.getDimSize(rank - 1) == plan.Nk && plan.Nk % 2 == 0;
+  bool pairs =
+      keyPairs && type.getDimSize(rank - 1) == plan.Nk && plan.Nk % 2 == 0;
   for (int64_t mt = 0; mt < sl.mTiles; ++mt)
     for (int64_t j = 0; j < sl.nTiles; ++j)
       for (int64_t i = 0; i < 4; i += pairs ? 2 : 1) {

@@ -70,9 +70,13 @@ struct ElementOperands {
   /// a loaded vector<2> `pair`.
   void setBiasPair(KB &e, int64_t index, Value pair);
 };
+/// `keyPairs`: elements i and i + 1 of a tile are keys 2t and 2t + 1 of one
+/// row (the forward's S); false for transposed fragments (the backward's
+/// S^T, where they are two queries of one key), which load one by one.
 ElementOperands loadElementOperands(
     KB &e, const KernelPlan &plan, FragmentLayout sl, Value bias, Value keep,
-    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk);
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    bool keyPairs = true);
 
 /// The per-element terms of the score fragments `s` (layout `sl`), in log2
 /// units: t = score_mod(scale s, b, h, q, k) + bias, -inf where the keep

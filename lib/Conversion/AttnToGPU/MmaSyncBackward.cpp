@@ -8,10 +8,13 @@
 // (Di = rowsum(dO * O), the dQ accumulator zeroed) and the dQ conversion
 // are the simt family's kinds (SimtBackward.cpp), launched before and after.
 //
-//   grid = (ceil(Nk / BK), B * Hkv); CTA = W warps (4 or 8), BK = 16 W keys
-//   of one (batch, KV head): warp w owns keys k0 + 16 w .. + 15, the rows of
-//   its transposed tiles, and the f32 accumulators of their dK (16 x Dqk)
-//   and dV (16 x Dv) rows in registers, summed over the query heads of the
+//   grid = (ceil(Nk / BK), B * Hkv); CTA = W warps (4 or 8), BK = 16 W / P
+//   keys of one (batch, KV head), P = getBackwardColumnParts (1 up to head
+//   dims of 128, 2 above): warp w owns keys k0 + 16 (w / P) .. + 15, the
+//   rows of its transposed tiles, and the f32 accumulators of part w % P of
+//   the columns of their dK (16 x Dqk / P) and dV (16 x Dv / P) rows in
+//   registers (the P warps of a slice compute the same S^T and dP^T, and
+//   the first stores dS^T), summed over the query heads of the
 //   KV head's group (GQA/MQA) and every query block the structural mask
 //   lets see the key block (queryBlockRange: block skipping for causal and
 //   windows; the blocks whose every (query, key) pair is visible run a body
@@ -22,10 +25,14 @@
 //   next block's copies in flight while this one computes), then per warp
 //     S^T  = K_w Q^T                 (A: K by ldmatrix, B: Q by ldmatrix)
 //     P^T  = 2^(scale log2e S^T - lse log2e)  (0 where masked, or lse = -inf)
+//            (with a score_mod, bias or keep mask: 2^(T^T log2e - lse log2e),
+//            T = score_mod(scale S) + bias, -inf where the keep mask hides,
+//            and dt/ds per element for dS^T: buildMaskedScore)
 //     dP^T = V_w dO^T                (A: V, B: dO by ldmatrix)
-//     dV  += P^T dO                  (A: P^T's C fragments as registers,
-//                                      B: dO by ldmatrix.trans)
-//     dS^T = P^T (dP^T - Di)
+//     dV  += (P Z)^T dO              (A: P^T's C fragments as registers,
+//                                      B: dO by ldmatrix.trans; Z: dropout's
+//                                      1 / (1 - p) or 0, else 1)
+//     dS^T = P^T (dP^T Z - Di)       (times dt/ds with a score_mod)
 //     dK  += dS^T Q                  (A: registers, B: Q by ldmatrix.trans)
 //   dS^T goes to shared memory (bf16/f16); after a barrier the CTA computes
 //     dQacc[q0 .., :] += scale dS K  (A: dS^T by ldmatrix.trans, B: K by
@@ -46,6 +53,8 @@
 #include "MmaSyncBlocks.h"
 #include "Staging.h"
 
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -63,18 +72,14 @@ std::string attnfuse::gpu_kernels::getMmaSyncBackwardUnsupportedReason(
   Type elt = plan.elementType;
   if (!elt.isBF16() && !elt.isF16())
     return "its backward takes bf16/f16 only";
-  if (plan.bias || plan.keepMask)
-    return "its backward takes no bias or keep mask yet";
-  if (plan.seed)
-    return "its backward takes no dropout yet";
-  if (AttentionOpInterface(plan.op).hasScoreMod())
-    return "its backward takes no score_mod yet";
   if (plan.cfg.deterministic)
     return "its backward adds dQ by atomics (deterministic=true: simt's dQ "
            "kernel)";
-  if (plan.D % 16 != 0 || plan.Dv % 16 != 0 || plan.D > 128 || plan.Dv > 128)
+  const int64_t multiple = 16 * getBackwardColumnParts(plan);
+  if (plan.D % multiple != 0 || plan.Dv % multiple != 0 || plan.D > 256 ||
+      plan.Dv > 256)
     return ("its backward takes head dims that are multiples of 16 up to 128 "
-            "(Dqk = " +
+            "or of 32 up to 256 (Dqk = " +
             llvm::Twine(plan.D) + ", Dv = " + llvm::Twine(plan.Dv) + ")")
         .str();
   return "";
@@ -109,15 +114,27 @@ private:
   void queryBlock(bool masked, OpBuilder &lb, Location ll, Value hi,
                   Value qbBegin, Value qb, ValueRange iter);
 
+  /// The factor of dK and dQ: the scale, which dS^T leaves out (it is
+  /// taken w.r.t. t = scale s), or 1 with a score_mod, whose dt/ds (with
+  /// the scale in it) dS^T has.
+  double gradientScale() const {
+    AttentionOpInterface op(plan.op);
+    return op.hasScoreMod() ? 1.0 : op.getScaleOrDefault();
+  }
+
   OpBuilder &b;
   Location loc;
   KB k;
   const int64_t BQ = plan.cfg.blockQ;
   /// The CTA's batch and KV head, the thread's warp, lane coordinates (g,
-  /// t, 2t), the warp's first key in the block (warpKey = 16 w) and the
-  /// thread's first key row, in the block (localKey = 16 w + g) and in the
-  /// sequence (keyRow = k0 + localKey).
+  /// t, 2t), the warp's first key in the block (warpKey = 16 (w / parts))
+  /// and the thread's first key row, in the block (localKey = warpKey + g)
+  /// and in the sequence (keyRow = k0 + localKey).
   Value bi, kvh, warp, g, t, t2, warpKey, localKey, keyRow;
+  /// The warps that share a 16-key slice (getBackwardColumnParts), this
+  /// warp's part (w % parts), and its first column of dK and of dV.
+  const int64_t parts = getBackwardColumnParts(plan);
+  Value part, dkColumn0, dvColumn0;
   LaneOffsets lo;
   Value kBuf, vBuf, qBuf, dOBuf, dsBuf, lseBuf, diBuf;
 };
@@ -141,7 +158,7 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   KB e{lb, ll};
   const int64_t D = plan.D, Dv = plan.Dv;
   const int64_t nQ = BQ / 8; // n-tiles of S^T (queries)
-  const FragmentLayout sl{1, nQ}, kl{1, D / 8};
+  const FragmentLayout sl{1, nQ}, kl{1, D / parts / 8};
   const bool keyTail = plan.Nk % kBK != 0, queryTail = plan.Nq % BQ != 0;
   SmallVector<Value> dK(iter.begin(), iter.begin() + kl.size());
   SmallVector<Value> dV(iter.begin() + kl.size(), iter.end());
@@ -152,6 +169,29 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   Value group = loadQueryBlock(e, hi, e.add(qb, e.idx(1)), next);
   Value q0 = e.mul(qb, e.idx(BQ));
   Value zero = e.idx(0);
+
+  // Element 4 n + i of S^T: key keyRow + 8 (i / 2), query q0 + 8 n + 2t +
+  // i % 2; clamped to Nk - 1 and Nq - 1 where they address the bias, keep
+  // mask and score_mod (the tail masks hide those past the ends).
+  AttentionOpInterface op(plan.op);
+  const bool hasScoreMod = op.hasScoreMod();
+  const bool elementwise = bias || keep || hasScoreMod;
+  auto coordinates = [&](int64_t n, int64_t i) {
+    Value key = e.add(keyRow, e.idx(8 * (i / 2)));
+    Value query = e.add(e.add(q0, t2), e.idx(8 * n + i % 2));
+    if (keyTail)
+      key = e.min(key, e.idx(plan.Nk - 1));
+    if (queryTail)
+      query = e.min(query, e.idx(plan.Nq - 1));
+    return SmallVector<Value>{bi, hi, query, key};
+  };
+  // The bias and keep values load while the products run.
+  ElementOperands operands;
+  if (elementwise)
+    operands = loadElementOperands(
+        e, plan, sl, bias, keep,
+        [&](int64_t, int64_t n, int64_t i) { return coordinates(n, i); },
+        /*keyPairs=*/false);
 
   // S^T = K_w Q^T and dP^T = V_w dO^T: element 4 n + i at key row
   // keyRow + 8 (i / 2), query q0 + 8 n + 2t + i % 2. k-step outer: one A
@@ -196,20 +236,39 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
 
   // P^T = 2^(t log2 e - lse log2 e), t = scale s; masked blocks: t log2 e
   // first, -inf where the structural mask or a tail hides the element.
-  const double scaleLog2e =
-      AttentionOpInterface(plan.op).getScaleOrDefault() * kLog2e;
-  if (masked) {
+  // With per-element terms: t log2 e (KB::toLog2, as the forward) and dt/ds
+  // of every element.
+  const double scaleLog2e = op.getScaleOrDefault() * kLog2e;
+  SmallVector<Value> dtds;
+  if (elementwise) {
+    for (int64_t n = 0; n < nQ; ++n)
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t at = sl.index(0, n, i);
+        Value derivative;
+        Value t = attn::buildMaskedScore(
+            lb, ll, op, s[at], coordinates(n, i),
+            bias ? operands.bias[at] : Value(),
+            keep ? operands.keep[at] : Value(),
+            /*applyStructuralMask=*/false,
+            hasScoreMod ? &derivative : nullptr);
+        s[at] = e.toLog2(t);
+        if (hasScoreMod)
+          dtds.push_back(derivative);
+      }
+  } else if (masked) {
     for (Value &x : s)
       x = e.fmul(x, e.f32(scaleLog2e));
+  }
+  if (masked)
     maskScoresTransposed(e, plan, sl, keyRow, e.add(q0, t2), keyTail, queryTail,
                          s);
-  }
+  const bool scaled = masked || elementwise;
   SmallVector<Value> p(sl.size());
   for (int64_t n = 0; n < nQ; ++n)
     for (int64_t i = 0; i < 4; ++i) {
       Value x = s[sl.index(0, n, i)], nl = negLse[2 * n + i % 2];
       p[sl.index(0, n, i)] = exp2Approx(
-          e, masked ? e.fadd(x, nl) : e.fma(x, e.f32(scaleLog2e), nl));
+          e, scaled ? e.fadd(x, nl) : e.fma(x, e.f32(scaleLog2e), nl));
     }
 
   // The A fragment of k-step ks (queries 16 ks ..) of transposed C
@@ -221,43 +280,95 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
         packOperand(e, elt, c1[0], c1[1]), packOperand(e, elt, c1[2], c1[3])};
   };
   // acc (width / 8 n-tiles) += A(c) B, B[query][col] by ldmatrix.trans of
-  // `bBuf` (rows 16 ks + arow, columns 16 n + acol).
-  auto accumulate = [&](ArrayRef<Value> c, Value bBuf, int64_t width,
-                        MutableArrayRef<Value> acc) {
+  // `bBuf` (rows 16 ks + arow, columns col0 + 16 n + acol).
+  auto accumulate = [&](ArrayRef<Value> c, Value bBuf, Value col0,
+                        int64_t width, MutableArrayRef<Value> acc) {
     for (int64_t ks = 0; ks < BQ / 16; ++ks) {
       SmallVector<Value> a = operandsOf(c, ks);
       for (int64_t n = 0; n < width / 16; ++n) {
-        SmallVector<Value> bt =
-            ldmatrix(e, bBuf, stage, e.add(e.idx(16 * ks), lo.arow),
-                     e.add(e.idx(16 * n), lo.acol), /*transpose=*/true);
+        SmallVector<Value> bt = ldmatrix(
+            e, bBuf, stage, e.add(e.idx(16 * ks), lo.arow),
+            e.add(col0, e.add(e.idx(16 * n), lo.acol)), /*transpose=*/true);
         mmaPair(e, a, bt, acc.data() + 8 * n);
       }
     }
   };
-  // dV += P^T dO, then dP^T (its registers live after P^T's operands).
-  accumulate(p, dOBuf, Dv, dV);
+  // Dropout: Z = keep ? 1 / (1 - p) : 0 per element, the forward's mask
+  // regenerated (docs/Semantics.md). The thread's two keys of a query
+  // column, keyRow and keyRow + 8 (16-key warp slices of 32-aligned
+  // blocks), share the Philox counter (4 (k / 32) + (k / 2) % 4, q, h, b):
+  // one call per query column, whose words (k / 8) % 4 and halves k % 2
+  // they pick at run time.
+  SmallVector<Value> z;
+  if (seed) {
+    z.resize(sl.size());
+    Value oddKey = e.ult(e.idx(0), e.remu(keyRow, 2));
+    Value factor = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
+    for (int64_t n = 0; n < nQ; ++n)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value query = e.add(e.add(q0, t2), e.idx(8 * n + c));
+        SmallVector<Value> bhqk{bi, hi, query, keyRow};
+        SmallVector<Value, 4> words = attn::buildPhilox(
+            lb, ll, seed, attn::buildDropoutCounter(lb, ll, bhqk));
+        for (int64_t r = 0; r < 2; ++r) {
+          Value word = attn::buildDropoutWord(lb, ll, words,
+                                              e.add(keyRow, e.idx(8 * r)));
+          auto [even, odd] = attn::buildDropoutKeepHalves(lb, ll, op, word);
+          Value kept = e.select(oddKey, odd, even);
+          z[sl.index(0, n, 2 * r + c)] =
+              e.select(kept, factor, e.f32(0.0));
+        }
+      }
+  }
+  // dV += (P Z)^T dO, then dP^T (its registers live after P^T's operands).
+  if (seed) {
+    SmallVector<Value> pz(sl.size());
+    for (int64_t at = 0; at < sl.size(); ++at)
+      pz[at] = e.fmul(p[at], z[at]);
+    accumulate(pz, dOBuf, dvColumn0, Dv / parts, dV);
+  } else {
+    accumulate(p, dOBuf, dvColumn0, Dv / parts, dV);
+  }
   SmallVector<Value> dp = transposedProduct(vBuf, dOBuf, Dv);
   SmallVector<Value> rowDi = columnValues(diBuf);
-  // dS^T = P^T (dP^T - Di) (w.r.t. t: the scale comes with dK and dQ).
+  // dS^T = P^T (dP^T Z - Di) (w.r.t. t: the scale comes with dK and dQ,
+  // but for dt/ds with a score_mod).
   SmallVector<Value> ds(sl.size());
   for (int64_t n = 0; n < nQ; ++n)
     for (int64_t i = 0; i < 4; ++i) {
       int64_t at = sl.index(0, n, i);
-      ds[at] = e.fmul(p[at], e.fsub(dp[at], rowDi[2 * n + i % 2]));
+      Value dpz = seed ? e.fmul(dp[at], z[at]) : dp[at];
+      ds[at] = e.fmul(p[at], e.fsub(dpz, rowDi[2 * n + i % 2]));
+      if (hasScoreMod)
+        ds[at] = e.fmul(ds[at], dtds[at]);
     }
   // dK += dS^T Q.
-  accumulate(ds, qBuf, D, dK);
+  accumulate(ds, qBuf, dkColumn0, D / parts, dK);
 
-  // dS^T into shared memory: rows warpKey + g + 8 r, columns 8 n + 2t.
-  for (int64_t n = 0; n < nQ; ++n)
-    for (int64_t r = 0; r < 2; ++r) {
-      Value pair = packPair(e, elt, ds[sl.index(0, n, 2 * r)],
-                            ds[sl.index(0, n, 2 * r + 1)]);
-      vector::StoreOp::create(lb, ll, pair, dsBuf,
-                              ValueRange{zero, e.add(localKey, e.idx(8 * r)),
-                                         e.add(e.idx(8 * n), t2)},
-                              /*nontemporal=*/false, llvm::MaybeAlign(4));
-    }
+  // dS^T into shared memory: rows warpKey + g + 8 r, columns 8 n + 2t (by
+  // the slice's first warp).
+  auto storeDs = [&](KB &x) {
+    for (int64_t n = 0; n < nQ; ++n)
+      for (int64_t r = 0; r < 2; ++r) {
+        Value pair = packPair(x, elt, ds[sl.index(0, n, 2 * r)],
+                              ds[sl.index(0, n, 2 * r + 1)]);
+        vector::StoreOp::create(
+            x.b, x.loc, pair, dsBuf,
+            ValueRange{zero, x.add(localKey, x.idx(8 * r)),
+                       x.add(x.idx(8 * n), t2)},
+            /*nontemporal=*/false, llvm::MaybeAlign(4));
+      }
+  };
+  if (parts == 1) {
+    storeDs(e);
+  } else {
+    scf::IfOp::create(lb, ll, e.ult(part, e.idx(1)),
+                      [&](OpBuilder &nb, Location nl) {
+                        KB x{nb, nl};
+                        storeDs(x);
+                        scf::YieldOp::create(nb, nl);
+                      });
+  }
   gpu::BarrierOp::create(lb, ll);
 
   // dQ (BQ x Dqk) += scale dS K over the block's BK keys: 16 x 16 tiles
@@ -288,7 +399,7 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       mmaPair(e, a, bk, dq.data() + 8 * j);
     }
   }
-  const double scale = AttentionOpInterface(plan.op).getScaleOrDefault();
+  const double scale = gradientScale();
   for (int64_t j = 0; j < per; ++j)
     for (int64_t r = 0; r < 2; ++r) {
       Value row =
@@ -298,7 +409,9 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
           for (int64_t c = 0; c < 2; ++c) {
             Value col =
                 x.add(x.add(x.mul(nnOf(j), x.idx(16)), x.idx(8 * h + c)), t2);
-            Value v = x.fmul(dq[8 * j + 4 * h + 2 * r + c], x.f32(scale));
+            Value v = dq[8 * j + 4 * h + 2 * r + c];
+            if (scale != 1.0)
+              v = x.fmul(v, x.f32(scale));
             memref::AtomicRMWOp::create(x.b, x.loc, arith::AtomicRMWKind::addf,
                                         v, dqAccum,
                                         ValueRange{bi, hi, row, col});
@@ -361,7 +474,10 @@ void MmaSyncBackwardKernel::emit() {
   t2 = k.mul(t, k.idx(2));
   lo = laneOffsets(k, lane);
   Value key0 = k.mul(kb, k.idx(kBK));
-  warpKey = k.mul(warp, k.idx(16));
+  warpKey = k.mul(k.divu(warp, parts), k.idx(16));
+  part = k.remu(warp, parts);
+  dkColumn0 = k.mul(part, k.idx(D / parts));
+  dvColumn0 = k.mul(part, k.idx(Dv / parts));
   localKey = k.add(warpKey, g);
   keyRow = k.add(key0, localKey);
   Value lastKeyBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -378,7 +494,7 @@ void MmaSyncBackwardKernel::emit() {
     commit(k, tokens);
   }
 
-  const FragmentLayout kl{1, D / 8}, vl{1, Dv / 8};
+  const FragmentLayout kl{1, D / parts / 8}, vl{1, Dv / parts / 8};
   SmallVector<Value> init(kl.size() + vl.size(), k.f32(0.0));
   auto heads = scf::ForOp::create(
       b, loc, k.idx(0), k.idx(plan.G), k.idx(1), init,
@@ -397,12 +513,12 @@ void MmaSyncBackwardKernel::emit() {
         scf::YieldOp::create(hb, hl, state);
       });
 
-  // dK (times the scale) and dV of the warp's rows within Nk: pairs at
-  // rows keyRow + 8 r, columns 8 n + 2t.
-  const double scale = AttentionOpInterface(plan.op).getScaleOrDefault();
+  // dK (times gradientScale()) and dV of the warp's rows within Nk: pairs
+  // at rows keyRow + 8 r, columns 8 n + 2t.
+  const double scale = gradientScale();
   ValueRange acc = heads.getResults();
-  auto store = [&](KB &e, Value dst, ValueRange frag, FragmentLayout fl,
-                   double factor, Value row, int64_t r) {
+  auto store = [&](KB &e, Value dst, Value col0, ValueRange frag,
+                   FragmentLayout fl, double factor, Value row, int64_t r) {
     for (int64_t n = 0; n < fl.nTiles; ++n) {
       Value x = frag[fl.index(0, n, 2 * r)],
             y = frag[fl.index(0, n, 2 * r + 1)];
@@ -411,15 +527,16 @@ void MmaSyncBackwardKernel::emit() {
         y = e.fmul(y, e.f32(factor));
       }
       vector::StoreOp::create(e.b, e.loc, packPair(e, elt, x, y), dst,
-                              ValueRange{bi, kvh, row, e.add(e.idx(8 * n), t2)},
+                              ValueRange{bi, kvh, row,
+                                         e.add(col0, e.add(e.idx(8 * n), t2))},
                               /*nontemporal=*/false, llvm::MaybeAlign(4));
     }
   };
   for (int64_t r = 0; r < 2; ++r) {
     Value row = k.add(keyRow, k.idx(8 * r));
     auto both = [&](KB &e) {
-      store(e, dk, acc.take_front(kl.size()), kl, scale, row, r);
-      store(e, dv, acc.drop_front(kl.size()), vl, 1.0, row, r);
+      store(e, dk, dkColumn0, acc.take_front(kl.size()), kl, scale, row, r);
+      store(e, dv, dvColumn0, acc.drop_front(kl.size()), vl, 1.0, row, r);
     };
     if (plan.Nk % kBK == 0) {
       both(k);

@@ -176,16 +176,18 @@ MmaSyncFamily::resolveOptions(KernelPlan &plan,
   return success();
 }
 
-/// The backward (MmaSyncBackward.cpp): W warps of 16 keys each (block-k =
-/// 16 W), block-q query rows per step (a multiple of 16 up to 128 whose
+/// The backward (MmaSyncBackward.cpp): W warps, P of them on each 16 keys
+/// (block-k = 16 W / P; P = getBackwardColumnParts: 2 above head dims of
+/// 128), block-q query rows per step (a multiple of 16 up to 128 whose
 /// 16 x 16 tiles of dQ, block-q / 16 x Dqk / 16, split evenly over the
 /// warps: each warp's tiles share one row of tiles, or whole rows), Q/dO in
 /// 2 stages. Defaults, measured on the H200 (docs/GPU.md: 8 warps and
 /// block-q 64 were 20-50% faster than 4 warps, block-q 32 at d = 128) and
 /// without ptxas spills up to d = 128: 8 warps (128 keys), block-q 64
 /// (doubled until the tiles of dQ split), halved to the target's shared
-/// memory, then 4 warps. The pre-pass and the conversion (simt's kinds) take
-/// no options.
+/// memory, then 4 warps; above head dims of 128, block-q 32 (the dK and dV
+/// accumulators take 128 registers a thread). The pre-pass and the
+/// conversion (simt's kinds) take no options.
 LogicalResult MmaSyncFamily::resolveBackwardOptions(
     KernelPlan &plan, const AttentionKernelOptions &requested) const {
   AttentionOpInterface op = plan.op;
@@ -198,24 +200,30 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
   }
   const bool defaultWarps = cfg.warps == 0 && cfg.blockK == 0;
   const bool defaultBlockQ = cfg.blockQ == 0;
-  if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 64 && cfg.blockK != 128)
-    return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
-                               "takes block-k 64 or 128 (16 keys per warp, 4 "
-                               "or 8 warps), not "
-                            << cfg.blockK;
+  // P warps on each 16 keys: block-k = 16 x warps / P.
+  const int64_t parts = getBackwardColumnParts(plan);
+  const int64_t keysPerWarp = 16 / parts;
+  if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 4 * keysPerWarp &&
+      cfg.blockK != 8 * keysPerWarp)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: the mma_sync backward takes block-k "
+           << 4 * keysPerWarp << " or " << 8 * keysPerWarp << " (16 keys per "
+           << parts << " warp" << (parts > 1 ? "s" : "") << ", 4 or 8 warps), not "
+           << cfg.blockK;
   if (cfg.warps == 0)
-    cfg.warps = cfg.blockK > 0 ? cfg.blockK / 16 : 8;
+    cfg.warps = cfg.blockK > 0 ? cfg.blockK / keysPerWarp : 8;
   if (cfg.warps != 4 && cfg.warps != 8)
     return op.emitOpError() << "convert-attn-to-gpu: the mma_sync backward "
                                "takes warps 4 or 8, not "
                             << cfg.warps;
   if (cfg.blockK == 0)
-    cfg.blockK = 16 * cfg.warps;
-  if (cfg.blockK != 16 * cfg.warps)
+    cfg.blockK = keysPerWarp * cfg.warps;
+  if (cfg.blockK != keysPerWarp * cfg.warps)
     return op.emitOpError()
-           << "convert-attn-to-gpu: the mma_sync backward takes block-k = 16 "
-              "x warps (16 keys per warp): "
-           << 16 * cfg.warps << ", not " << cfg.blockK;
+           << "convert-attn-to-gpu: the mma_sync backward takes block-k = "
+           << keysPerWarp << " x warps (16 keys per " << parts << " warp"
+           << (parts > 1 ? "s" : "") << "): " << keysPerWarp * cfg.warps
+           << ", not " << cfg.blockK;
   if (cfg.stages == 0)
     cfg.stages = 2;
   if (cfg.stages != 2)
@@ -233,7 +241,7 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
   // block-q 64, doubled until the tiles of dQ split, halved (while they
   // do) to the shared memory.
   auto defaultBlockQFor = [&] {
-    cfg.blockQ = 64;
+    cfg.blockQ = parts > 1 ? 32 : 64;
     while (!tilesSplit() && cfg.blockQ < 128)
       cfg.blockQ *= 2;
     while (sharedBytes() > plan.sharedLimit && cfg.blockQ > 16) {
@@ -248,7 +256,7 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
     defaultBlockQFor();
     if (defaultWarps && sharedBytes() > plan.sharedLimit) {
       cfg.warps = 4;
-      cfg.blockK = 64;
+      cfg.blockK = 4 * keysPerWarp;
       defaultBlockQFor();
     }
   }

@@ -39,7 +39,7 @@
 // CHECK-SAME: attn.block = array<i64: 256, 1, 1>
 // CHECK-SAME: attn.config = array<i64: 64, 64, 4, 1>
 // CHECK-SAME: attn.grid = array<i64: 2, 4, 1>
-// CHECK: math.tanh
+// CHECK: tanh.approx.f32
 // CHECK: math.exp
 // CHECK: arith.mului_extended
 // CHECK-NOT: memref.atomic_rmw
@@ -59,7 +59,7 @@ func.func @f(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x130x64xbf16>, %v: tenso
   // With block-q=300: wgmma and mma_sync fall back to simt (the remarks),
   // whose deterministic dQ kernel cannot take that block-q (the errors).
   // expected-remark@+4 {{mma=wgmma falls back to mma_sync: it has no backward kernels (attn.attention_backward) yet}}
-  // expected-remark@+3 {{mma=mma_sync falls back to simt: its backward takes no bias or keep mask yet}}
+  // expected-remark@+3 {{mma=mma_sync falls back to simt: its backward adds dQ by atomics (deterministic=true: simt's dQ kernel)}}
   // expected-error@+2 {{the deterministic dQ kernel's block-q * threads-per-row (300 * 4) must be a multiple of 32, at most 1024}}
   // expected-error@+1 {{mma=simt has the backward but not its pre-pass or last dQ kernel}}
   %dq, %dk, %dv = attn.attention_backward

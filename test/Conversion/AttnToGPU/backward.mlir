@@ -1,6 +1,7 @@
-// attn.attention_backward through convert-attn-to-gpu: wgmma has no
-// backward kinds and the mma_sync backward takes no bias, keep mask,
-// dropout or score_mod yet, so both fall back to simt with a remark; the
+// attn.attention_backward through convert-attn-to-gpu on the simt family
+// (mma=simt: the kinds every other family falls back to, e.g. for f32 or
+// head dims the tensor cores do not take; the mma_sync backward's features:
+// backward-mma-sync-features.mlir); the
 // host launches the pre-pass (Di, dQ accumulator zeroed), the backward (one
 // CTA per (key block, batch * KV head)) and the dQ conversion (bf16), in
 // that order, with the buffers each takes; the backward kernel recomputes P
@@ -9,17 +10,17 @@
 // Every feature at once: GQA (4 query heads on 2 KV heads), Nq != Nk with
 // tails of both, Dqk != Dv, causal bottom-right, a bias, a keep mask,
 // dropout and a softcap.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=simt 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
 // The whole pipeline to PTX, which ptxas assembles for sm_90a and sm_80
 // without spills.
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=simt" -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=simt -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa chip=sm_80" -o %t.80.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu=chip=sm_80 -o %t.80.stage1.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=simt chip=sm_80" -o %t.80.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt chip=sm_80" -o %t.80.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.80.stage1.mlir %t.80.mlir %t.80
 // RUN: %if ptxas %{ %ptxas -arch=sm_80 -v %t.80.ptx -o %t.80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // The host plan as attnfuse-run --target=cuda plays it (the stand-in
@@ -27,12 +28,13 @@
 // --check=fa first the naive reference's kernels (naive=true lowers
 // attn.attention_backward too), and the check must FAIL: the kernels did
 // not run, so the reference disagrees with fp64.
-// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
-// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir not attnfuse-run %s --target=cuda --check=fa 2>&1 | FileCheck %s --check-prefix=NAIVE
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --pipeline-options=mma=simt --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir not attnfuse-run %s --target=cuda --pipeline-options=mma=simt --check=fa 2>&1 | FileCheck %s --check-prefix=NAIVE
 
-// CHECK: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: it has no backward kernels
-// CHECK: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: its backward takes no bias or keep mask yet
-// SM80: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt: its backward takes no bias or keep mask yet
+// CHECK-NOT: falls back
+// SM80-NOT: falls back
+// SM80: gpu.func @attn_fwd_0_bwd(
+// SM80-SAME: attn.family = "simt"
 
 // CHECK-LABEL: func.func @f(
 // CHECK: %[[DI:.*]] = memref.alloc() : memref<1x4x100xf32>
@@ -57,7 +59,7 @@
 // CHECK-SAME: attn.args = ["q", "k", "v", "do", "lse", "di", "bias", "keep", "seed", "dq_accum", "dk", "dv"]
 // CHECK-SAME: attn.block = array<i64: 256, 1, 1>
 // CHECK-SAME: attn.grid = array<i64: 3, 2, 1>
-// CHECK: math.tanh
+// CHECK: tanh.approx.f32
 // CHECK: math.exp
 // CHECK: arith.mului_extended
 // CHECK: gpu.shuffle  xor

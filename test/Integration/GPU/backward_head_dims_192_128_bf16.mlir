@@ -1,8 +1,10 @@
 // REQUIRES: cuda
-// The GPU backward at head dims 192 / 128 (DeepSeek's Dqk != Dv; T = 16
-// threads per key row), no mask, MQA, 160 keys and rows (tails of the key
-// blocks of 32), bf16.
+// The GPU backward at head dims 192 / 128 (DeepSeek's Dqk != Dv), no mask,
+// MQA, 160 keys and rows, bf16: the mma_sync backward (two warps on each 16
+// keys, tails of its 64-key blocks) and the simt backward (T = 16 threads
+// per key row, tails of its key blocks of 32).
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=7
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=7 --pipeline-options="mma=simt"
 func.func @f(%q: tensor<1x2x160x192xbf16>, %k: tensor<1x1x160x192xbf16>, %v: tensor<1x1x160x128xbf16>,
              %do: tensor<1x2x160x128xbf16>)
     -> (tensor<1x2x160x192xbf16>, tensor<1x1x160x192xbf16>, tensor<1x1x160x128xbf16>) {

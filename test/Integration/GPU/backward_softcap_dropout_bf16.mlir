@@ -2,8 +2,11 @@
 // The GPU backward through a softcap score_mod (its derivative derived from
 // the region) with dropout: the backward regenerates the forward kernel's
 // mask from the same Philox counters and seed (the forward runs on the GPU
-// too, in the same function), an explicit scale, d = 128, bf16.
+// too, in the same function), an explicit scale, d = 128, bf16. The mma_sync
+// backward (the default), with libdevice's tanhf instead of tanh.approx.f32
+// (approx-tanh=false), and the simt backward:
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="approx-tanh=false"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="mma=simt"
 // Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="deterministic=true"

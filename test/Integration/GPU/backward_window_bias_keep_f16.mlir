@@ -3,7 +3,9 @@
 // cannot see a key block are skipped), a bias broadcast over batch and rows
 // and a keep mask broadcast over batch and heads (inputs without
 // gradients), f16, Nq = Nk = 200 (tails).
+// The mma_sync backward (the default) and the simt backward:
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=6
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=6 --pipeline-options="mma=simt"
 // Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=6 --pipeline-options="deterministic=true"
 func.func @f(%q: tensor<2x2x200x64xf16>, %k: tensor<2x2x200x64xf16>, %v: tensor<2x2x200x64xf16>,
