@@ -10,7 +10,8 @@ softcap, dropout and a sliding window against the peers that have them;
 kernel configurations), compiled beforehand by scripts/build-gpu-artifacts.sh,
 times in one process: attnfuse's kernel (launched through
 python-bindings/attnfuse/cuda_launch.py), torch SDPA with the flash (FA2),
-cudnn and efficient backends, FlexAttention under torch.compile, and naive
+cudnn and efficient backends, FlashAttention-4 (flash_attn.cute, where
+importable: ../shared/tools/README.md), FlexAttention under torch.compile, and naive
 eager PyTorch (matmul, fp32 softmax, matmul; N <= 4096 only: at 16k the
 score matrix takes 17-34 GB). TFLOP/s = 4*B*H*N^2*d (x0.5 causal) / the
 median time per call of batches of back-to-back calls after warm-up (see
@@ -22,7 +23,9 @@ output is checked against an fp32 reference on the first (b, h) slice with
 FlashAttention's rule (err <= 2 * err of naive eager, or of SDPA-flash
 where naive is not run, + 1e-3) before timing; with dropout the peers'
 own random masks differ from attnfuse's, so they are timed unchecked.
-TFLOP/s of a sliding window count its visible pairs. The tensor maps of a
+TFLOP/s of a sliding window count its visible pairs. The last column is
+attnfuse's time over the roofline time of its cost report (report-cost,
+NAME.cost: 1.0 is the bound). The tensor maps of a
 kernel that loads by TMA are encoded and copied to the device on its first
 launch on a configuration's tensors (cuda_launch caches them by address):
 the timed launches do neither.
@@ -138,6 +141,18 @@ def feature_inputs(c, q, k, v):
     return extra, ref[0, 0]
 
 
+def roofline_ms(art, name):
+    """The roofline time of configuration `name` from its cost report
+    (NAME.cost, scripts/build-gpu-artifacts.sh), in ms; None without one."""
+    import re
+    try:
+        text = open(os.path.join(art, name + ".cost")).read()
+    except OSError:
+        return None
+    m = re.search(r"roofline ([0-9.eE+-]+) us", text)
+    return float(m.group(1)) * 1e-3 if m else None
+
+
 def ab(art, suffix, rounds=5):
     """attnfuse's default kernel of each bench configuration (A) against its
     variant NAME+suffix (B) on the same inputs, timed alternately (in_turns,
@@ -200,6 +215,13 @@ def main():
         from torch import _dynamo
         _dynamo.config.cache_size_limit = 64
         flex = torch.compile(flex_attention, dynamic=False)
+    fa4 = None
+    if peers:
+        try:
+            from flash_attn.cute import flash_attn_func as fa4
+        except Exception as e:  # not installed: the other peers only
+            print(f"FA4 (flash_attn.cute) not importable: {e!r}"[:200],
+                  file=sys.stderr)
     t_start = time.time()
     rows = []
     for c in manifest:
@@ -267,6 +289,22 @@ def main():
                          cudnn=sdpa(SDPBackend.CUDNN_ATTENTION),
                          efficient=sdpa(SDPBackend.EFFICIENT_ATTENTION))
         if c["role"] == "bench" and peers:
+            # FlashAttention-4 (flash_attn.cute, where importable): causal,
+            # window, softcap and GQA, no bias or dropout; [B, N, H, D]
+            # copies made before timing.
+            if fa4 is not None and not (bias is not None or c["dropout"]):
+                tq, tk, tv = (t.transpose(1, 2).contiguous()
+                              for t in (q, k, v))
+                fa4_kw = dict(causal=causal)
+                if window:
+                    fa4_kw["window_size"] = tuple(window)
+                if c["score_mod"] == "softcap":
+                    fa4_kw["softcap"] = c["softcap"]
+
+                def fa4_call(tq=tq, tk=tk, tv=tv, kw=fa4_kw):
+                    o = fa4(tq, tk, tv, **kw)
+                    return (o[0] if isinstance(o, tuple) else o)
+                impls["fa4"] = lambda: fa4_call().transpose(1, 2)
             if (use_flex and flex_ok and
                     time.time() - t_start < FLEX_BUDGET_S):
                 mask_mod = None
@@ -335,6 +373,13 @@ def main():
         for name, ms in medians.items():
             row[name + "_ms"] = ms
             row[name] = flops / (ms * 1e-3) / 1e12
+        # Measured / the compiler's roofline time (report-cost: the larger
+        # of the FLOPs at the peak rate and each operand read once at the
+        # peak bandwidth; 1.0 is the bound).
+        roofline = roofline_ms(art, c["name"])
+        if roofline and "attnfuse_ms" in row:
+            row["roofline_ms"] = roofline
+            row["attnfuse_vs_roofline"] = row["attnfuse_ms"] / roofline
             # What one call takes with the host's launch cost in it.
             if name in ("attnfuse", "cudnn"):
                 row[name + "_one_call_ms"] = bench(impls[name], target_s=0.1,
@@ -343,11 +388,13 @@ def main():
         torch.cuda.empty_cache()
         rows.append(row)
         print(json.dumps(row), flush=True)
-    cols = ["attnfuse", "naive", "flash", "cudnn", "efficient", "flex"]
+    cols = ["attnfuse", "fa4", "naive", "flash", "cudnn", "efficient",
+            "flex"]
     print(f"\nGPU: {torch.cuda.get_device_name()}, torch {torch.__version__}; "
           "bf16 forward TFLOP/s (median over batches of back-to-back calls)")
-    print("| d | N | B | H | causal | " + " | ".join(cols) + " |")
-    print("|---|---|---|---|---|" + "---|" * len(cols))
+    print("| d | N | B | H | causal | " + " | ".join(cols) +
+          " | attnfuse / roofline |")
+    print("|---|---|---|---|---|" + "---|" * (len(cols) + 1))
     for r in rows:
         cells = []
         for cname in cols:
@@ -361,6 +408,8 @@ def main():
                 cells.append("–")
         variant = r["name"].split(f"_c{r['causal']}", 1)[1].lstrip("_")
         extra = f" ({variant})" if variant else ""
+        vs = r.get("attnfuse_vs_roofline")
+        cells.append(f"{vs:.2f}" if vs else "–")
         print(f"| {r['d']} | {r['N']} | {r['B']} | {r['H']} | {r['causal']}"
               f"{extra} | " + " | ".join(cells) + " |")
     if out_json:

@@ -4,6 +4,7 @@ and, where it is importable, FlashAttention-4 (flash_attn.cute), in one
 process, in turns.
 
     PYTHONPATH=bundle/python python3 bench/bench_training.py [--quick]
+        [--softcap CAP] [--max-head-dim D]
 
 Per shape (the training issue's rows: bf16, [B, H, N, D]): the time of one
 forward and backward (autograd.grad of O against a fixed dO, the forward
@@ -12,7 +13,11 @@ inside the timed region), as TFLOP/s = 3.5 x the forward's 4 B H N^2 d
 implementations in turns (round-robin, best of the rounds). attnfuse runs
 in its default (atomics) and deterministic backward. Kernels are compiled
 and warmed up before timing. A first line per shape checks that attnfuse's
-dQ agrees with cuDNN's.
+dQ agrees with cuDNN's. With --softcap CAP (Gemma-2's scores, CAP *
+tanh(s / CAP)) the peers are those that compute it: FlashAttention-4 and
+FlexAttention (a score_mod under torch.compile); attnfuse's
+deterministic backward is its simt kinds there (the tensor-core backward
+sums dQ by atomics), and dQ is checked against Flex's.
 """
 import argparse
 import sys
@@ -34,8 +39,34 @@ SHAPES = [  # B, Hq, Hkv, N, d, causal
 QUICK = [(2, 8, 8, 1024, 64, False), (2, 8, 8, 1024, 128, True)]
 
 
-def peers():
+def peers(softcap):
     impls = {}
+    if softcap:
+        from torch.nn.attention.flex_attention import flex_attention
+        flex = torch.compile(flex_attention, dynamic=False)
+
+        def capped(sc, b, h, qi, ki):
+            return torch.tanh(sc / softcap) * softcap
+
+        def flex_run(q, k, v, causal):
+            mask = None
+            if causal:
+                from torch.nn.attention.flex_attention import \
+                    create_block_mask
+                mask = create_block_mask(
+                    lambda b, h, qi, ki: qi >= ki, None, None, q.shape[2],
+                    k.shape[2], device="cuda")
+            return flex(q, k, v, score_mod=capped, block_mask=mask,
+                        enable_gqa=q.shape[1] != k.shape[1])
+        impls["attnfuse"] = lambda q, k, v, c: aft.attention(
+            q, k, v, causal=c, softcap=softcap)
+        impls["attnfuse (deterministic)"] = lambda q, k, v, c: \
+            aft.attention(q, k, v, causal=c, softcap=softcap,
+                          deterministic=True)
+        impls["Flex (compiled)"] = flex_run
+        impls["_ref"] = "Flex (compiled)"
+        _add_fa4(impls)
+        return impls
 
     def sdpa(backend):
         def run(q, k, v, causal):
@@ -49,25 +80,37 @@ def peers():
         q, k, v, causal=c, deterministic=True)
     impls["cuDNN (SDPA)"] = sdpa(SDPBackend.CUDNN_ATTENTION)
     impls["FA2 (SDPA flash)"] = sdpa(SDPBackend.FLASH_ATTENTION)
+    impls["_ref"] = "cuDNN (SDPA)"
+    _add_fa4(impls)
+    return impls
+
+
+def _add_fa4(impls):
     try:
         from flash_attn.cute import flash_attn_func as fa4
         impls["FA4 (flash_attn.cute)"] = "fa4"
         impls["_fa4"] = fa4
     except ImportError:
         pass
-    return impls
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--softcap", type=float, default=0.0)
+    ap.add_argument("--max-head-dim", type=int, default=256,
+                    help="only the shapes with d up to this")
     args = ap.parse_args()
-    impls = peers()
+    impls = peers(args.softcap)
     fa4 = impls.pop("_fa4", None)
+    ref_name = impls.pop("_ref")
+    fa4_kw = {"softcap": args.softcap} if args.softcap else {}
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; "
           f"FA4 {'present' if fa4 else 'not importable here'}")
     for (b, hq, hkv, n, d, causal) in (QUICK if args.quick else SHAPES):
+        if d > args.max_head_dim:
+            continue
         g = torch.Generator(device="cuda").manual_seed(0)
         mk = lambda h: torch.randn(b, h, n, d, device="cuda",
                                    dtype=torch.bfloat16, generator=g)
@@ -82,14 +125,14 @@ def main():
 
         def step(name):
             if name.startswith("FA4"):
-                o = fa4(*t_inputs, causal=causal)
+                o = fa4(*t_inputs, causal=causal, **fa4_kw)
                 o = o[0] if isinstance(o, tuple) else o
                 return torch.autograd.grad(o, t_inputs, t_do)
             o = impls[name](*inputs, causal)
             return torch.autograd.grad(o, inputs, do)
 
         names = list(impls)
-        ref = step("cuDNN (SDPA)")
+        ref = step(ref_name)
         mine = step("attnfuse")
         err = max((a.float() - r.float()).abs().max().item()
                   for a, r in zip(mine, ref))
@@ -107,7 +150,8 @@ def main():
                 torch.cuda.synchronize()
                 best[name] = min(best[name], start.elapsed_time(end) / iters)
         print(f"B={b} H={hq}/{hkv} N={n} d={d} {'causal' if causal else ''}"
-              f" bf16 fwd+bwd (max |dq,dk,dv - cuDNN's| {err:.1e})")
+              f"{' softcap ' + str(args.softcap) if args.softcap else ''}"
+              f" bf16 fwd+bwd (max |dq,dk,dv - {ref_name}'s| {err:.1e})")
         for name in names:
             ms = best[name]
             print(f"  {name:26s} {ms:9.3f} ms {flops / ms / 1e9:8.1f} "

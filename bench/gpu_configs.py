@@ -230,8 +230,17 @@ FEATURES = [
     bench_cfg("bench_d128_n4096_c0_dropout", 128, 4096, 0, dropout=0.1),
     cfg("bench_d128_n16384_c0_window", B=1, Hq=16, Nq=16384, D=128,
         mask="sliding_window", window=(4096, 0), role="bench", opts=WGMMA),
+    # Gemma-2's attention: d = 256, GQA 16/8, causal, softcap 50.
+    cfg("bench_gemma2_d256_gqa_n4096_c1_softcap", B=4, Hq=16, Hkv=8,
+        Nq=4096, D=256, mask="causal", score_mod="softcap", softcap=50.0,
+        role="bench", opts=WGMMA),
 ]
 BENCH += GQA + FEATURES
+# The softcap rows with libdevice's tanhf (approx-tanh=false), the exact
+# option: --ab _exact times what tanh.approx.f32 gains.
+for c in [c for c in FEATURES if "softcap" in c["name"]]:
+    BENCH.append(dict(c, name=c["name"] + "_exact", role="variant",
+                      opts=c["opts"] + " approx-tanh=false"))
 # Variants (role variant: attnfuse only): the mma_sync family on the same
 # grid (the wgmma family must never be below it), and other configurations.
 for c in SHAPES + GQA:

@@ -3,7 +3,8 @@
 # (convert-attn-to-gpu, then attn-lower-to-nvvm-pipeline with format=isa),
 # assembles the PTX with ptxas for the chip, and writes, per configuration,
 # NAME.cubin, NAME.ptx, NAME.json (kernel name, grid, block, shared memory,
-# argument layout) and NAME.ptxas.txt (ptxas -v), plus manifest.json and
+# argument layout), NAME.ptxas.txt (ptxas -v) and NAME.cost (the
+# report-cost remark: FLOPs, bytes, roofline time), plus manifest.json and
 # compile-time.txt, into OUT (default .gpu-artifacts). The GPU machine has no
 # MLIR: test/GPU/check_gpu.py and bench/bench_attention.py run from these.
 # Usage: scripts/build-gpu-artifacts.sh [OUT] [CHIP] [ROLE]
@@ -27,8 +28,8 @@ for name in ${ONLY:-$(python3 "$CONFIGS" list $ROLE)}; do
   d="$OUT/$name"
   python3 "$CONFIGS" mlir "$name" > "$d.mlir"
   opts="$(python3 "$CONFIGS" opts "$name")"
-  if ! "$OPT" "$d.mlir" --convert-attn-to-gpu="$opts" -o "$d.stage1.mlir" \
-      2> "$d.err" ||
+  if ! "$OPT" "$d.mlir" --convert-attn-to-gpu="$opts report-cost=true" \
+      -o "$d.stage1.mlir" 2> "$d.err" ||
      ! "$OPT" "$d.mlir" --attn-lower-to-nvvm-pipeline="chip=$CHIP format=isa $opts" \
       -o "$d.final.mlir" 2>> "$d.err"; then
     # A diagnostic (exit 1) marks what the family does not support; a crash
@@ -41,6 +42,9 @@ for name in ${ONLY:-$(python3 "$CONFIGS" list $ROLE)}; do
     fi
     cat "$d.err" >&2; exit 1
   fi
+  # The kernel's cost report (KernelCost.cpp: FLOPs, HBM bytes, roofline
+  # time on the chip), for bench_attention.py's measured / roofline.
+  grep -o "cost of .*" "$d.err" > "$d.cost" || true
   rm -f "$d.err"
   python3 "$ROOT/bench/extract_kernels.py" "$d.stage1.mlir" "$d.final.mlir" "$d"
   "$PTXAS" -arch="$CHIP" -O3 -v "$d.ptx" -o "$d.cubin" > "$d.ptxas.txt" 2>&1
