@@ -203,13 +203,13 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
   // P warps on each 16 keys: block-k = 16 x warps / P.
   const int64_t parts = getBackwardColumnParts(plan);
   const int64_t keysPerWarp = 16 / parts;
+  const char *slice = parts > 1 ? "16 keys per 2 warps" : "16 keys per warp";
   if (cfg.warps == 0 && cfg.blockK > 0 && cfg.blockK != 4 * keysPerWarp &&
       cfg.blockK != 8 * keysPerWarp)
     return op.emitOpError()
            << "convert-attn-to-gpu: the mma_sync backward takes block-k "
-           << 4 * keysPerWarp << " or " << 8 * keysPerWarp << " (16 keys per "
-           << parts << " warp" << (parts > 1 ? "s" : "") << ", 4 or 8 warps), not "
-           << cfg.blockK;
+           << 4 * keysPerWarp << " or " << 8 * keysPerWarp << " (" << slice
+           << ", 4 or 8 warps), not " << cfg.blockK;
   if (cfg.warps == 0)
     cfg.warps = cfg.blockK > 0 ? cfg.blockK / keysPerWarp : 8;
   if (cfg.warps != 4 && cfg.warps != 8)
@@ -221,9 +221,8 @@ LogicalResult MmaSyncFamily::resolveBackwardOptions(
   if (cfg.blockK != keysPerWarp * cfg.warps)
     return op.emitOpError()
            << "convert-attn-to-gpu: the mma_sync backward takes block-k = "
-           << keysPerWarp << " x warps (16 keys per " << parts << " warp"
-           << (parts > 1 ? "s" : "") << "): " << keysPerWarp * cfg.warps
-           << ", not " << cfg.blockK;
+           << keysPerWarp << " x warps (" << slice
+           << "): " << keysPerWarp * cfg.warps << ", not " << cfg.blockK;
   if (cfg.stages == 0)
     cfg.stages = 2;
   if (cfg.stages != 2)
