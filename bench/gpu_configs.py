@@ -236,11 +236,12 @@ FEATURES = [
         role="bench", opts=WGMMA),
 ]
 BENCH += GQA + FEATURES
-# The softcap rows with libdevice's tanhf (approx-tanh=false), the exact
-# option: --ab _exact times what tanh.approx.f32 gains.
+# The softcap rows with libdevice's tanhf and IEEE division
+# (approx-score-mod=false), the exact option: --ab _exact times what
+# tanh.approx.f32 and the reciprocal gain.
 for c in [c for c in FEATURES if "softcap" in c["name"]]:
     BENCH.append(dict(c, name=c["name"] + "_exact", role="variant",
-                      opts=c["opts"] + " approx-tanh=false"))
+                      opts=c["opts"] + " approx-score-mod=false"))
 # Variants (role variant: attnfuse only): the mma_sync family on the same
 # grid (the wgmma family must never be below it), and other configurations.
 for c in SHAPES + GQA:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The error of tanh.approx.f32, the tanh of a softcap in attnfuse's bf16/f16
-kernels (kernel option approx-tanh, docs/Semantics.md), against float64 over
+kernels (kernel option approx-score-mod, docs/Semantics.md), against float64 over
 every normal f32 x with |x| <= 20 (both signs; beyond 20 both are +-1 in f32).
 
 Prints the largest relative error (|approx - tanh| / |tanh|), the largest

@@ -33,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -40,6 +41,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
+#include <cmath>
 #include <limits>
 
 namespace attnfuse {
@@ -90,40 +92,59 @@ static LogicalResult loadCapturedTensors(AttentionOpInterface op,
   return success();
 }
 
-/// tanh.approx.f32 (sm_75+; one MUFU.TANH) for every f32 math.tanh of the
-/// kernel: a softcap's, and the one its derivative reuses in the backward.
-/// libdevice's tanhf is some twenty instructions per score, which made a
-/// softcap cost a third of the plain kernel's speed.
-static void approximateTanh(gpu::GPUFuncOp func) {
-  SmallVector<math::TanhOp> tanhs;
-  func.walk([&](math::TanhOp op) {
-    if (op.getType().isF32())
-      tanhs.push_back(op);
+/// The cheaper arithmetic of approx-score-mod in the kernel (a score_mod's,
+/// cloned per element, and its derivative's): tanh.approx.f32 (sm_75+, one
+/// MUFU.TANH) for every f32 math.tanh, and x * (1 / c) for every f32 x / c
+/// with c a finite non-zero constant. libdevice's tanhf is some twenty
+/// instructions and div.rn.f32 about eight, per score: a softcap (cap *
+/// tanh(s / cap)) cost a third of the plain kernel's speed.
+static void approximateScoreMath(gpu::GPUFuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<math::TanhOp, arith::DivFOp>(op) &&
+        op->getResult(0).getType().isF32())
+      ops.push_back(op);
   });
-  for (math::TanhOp op : tanhs) {
+  for (Operation *op : ops) {
     OpBuilder b(op);
+    if (auto div = dyn_cast<arith::DivFOp>(op)) {
+      FloatAttr c;
+      if (!matchPattern(div.getRhs(), m_Constant(&c)))
+        continue;
+      double divisor = c.getValueAsDouble();
+      if (divisor == 0.0 || !std::isfinite(divisor))
+        continue;
+      Value reciprocal = arith::ConstantOp::create(
+          b, div.getLoc(), b.getF32FloatAttr(static_cast<float>(1.0 / divisor)));
+      div.replaceAllUsesWith(
+          arith::MulFOp::create(b, div.getLoc(), div.getLhs(), reciprocal)
+              .getResult());
+      div.erase();
+      continue;
+    }
     auto approx = LLVM::InlineAsmOp::create(
-        b, op.getLoc(), TypeRange{b.getF32Type()}, ValueRange{op.getOperand()},
-        "tanh.approx.f32 $0, $1;", "=f,f", /*has_side_effects=*/false,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        b, op->getLoc(), TypeRange{b.getF32Type()},
+        ValueRange{op->getOperand(0)}, "tanh.approx.f32 $0, $1;", "=f,f",
+        /*has_side_effects=*/false, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
         LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
         /*operand_attrs=*/ArrayAttr());
-    op.replaceAllUsesWith(approx.getResult(0));
-    op.erase();
+    op->replaceAllUsesWith(approx->getResults());
+    op->erase();
   }
 }
 
 /// What every kernel's body gets after its family emitted it: the reads of
 /// captured tensors (loadCapturedTensors) and, in bf16/f16 kernels with
-/// approx-tanh, tanh.approx.f32 (approximateTanh; docs/Semantics.md states
-/// its error).
+/// approx-score-mod, the cheaper score arithmetic (approximateScoreMath;
+/// docs/Semantics.md states its error).
 static LogicalResult finishKernelBody(AttentionOpInterface op,
                                       const KernelPlan &plan,
                                       gpu::GPUFuncOp func) {
   if (failed(loadCapturedTensors(op, func)))
     return failure();
-  if (plan.cfg.approxTanh && !plan.elementType.isF32())
-    approximateTanh(func);
+  if (plan.cfg.approxScoreMod && !plan.elementType.isF32())
+    approximateScoreMath(func);
   return success();
 }
 

@@ -3,10 +3,11 @@
 // the region) with dropout: the backward regenerates the forward kernel's
 // mask from the same Philox counters and seed (the forward runs on the GPU
 // too, in the same function), an explicit scale, d = 128, bf16. The mma_sync
-// backward (the default), with libdevice's tanhf instead of tanh.approx.f32
-// (approx-tanh=false), and the simt backward:
+// backward (the default), with libdevice's tanhf and IEEE division instead of tanh.approx.f32
+// and a multiplication by 1 / cap
+// (approx-score-mod=false), and the simt backward:
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5
-// RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="approx-tanh=false"
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="approx-score-mod=false"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="mma=simt"
 // Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="deterministic=true"

@@ -1,17 +1,20 @@
-// A softcap's tanh in bf16/f16 kernels is tanh.approx.f32 (approx-tanh, on by
-// default), in the forward and in the backward's derivative, on every
-// family; approx-tanh=false and f32 kernels keep math.tanh (libdevice's
-// tanhf once lowered). docs/Semantics.md states the error.
+// A softcap's tanh in bf16/f16 kernels is tanh.approx.f32 and its division by
+// the cap a multiplication by 1 / cap (approx-score-mod, on by default), in
+// the forward and in the backward's derivative, on every family;
+// approx-score-mod=false and f32 kernels keep math.tanh (libdevice's tanhf
+// once lowered) and arith.divf. docs/Semantics.md states the error.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_90a" | FileCheck %s --check-prefixes=APPROX
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chip=sm_80" | FileCheck %s --check-prefixes=APPROX
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt" | FileCheck %s --check-prefixes=APPROX
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_90a approx-tanh=false" | FileCheck %s --check-prefixes=EXACT
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_90a approx-score-mod=false" | FileCheck %s --check-prefixes=EXACT
 // The whole pipeline: no libdevice call for the approximated tanh, the f32
 // kernel's __nv_tanhf resolved from libdevice.
 // RUN: %if ptxas %{ attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefixes=PTX %}
 
 // APPROX-LABEL: gpu.func @attn_fwd_0(
 // APPROX-NOT: math.tanh
+// APPROX: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// APPROX-NOT: arith.divf %{{.*}}, %cst
 // APPROX: "tanh.approx.f32 $0, $1;", "=f,f"
 // APPROX-LABEL: gpu.func @attn_fwd_1_bwd(
 // APPROX-NOT: math.tanh
@@ -23,6 +26,7 @@
 // APPROX: gpu.return
 
 // EXACT-NOT: tanh.approx
+// EXACT: arith.divf
 // EXACT: math.tanh
 // EXACT-NOT: tanh.approx
 
