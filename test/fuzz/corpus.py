@@ -62,9 +62,11 @@ PASSES = [
               f" chunk={_block(r)}", f" warps={r.choice([1, 4, 8, 16])}",
               f" stages={r.choice([0, 1, 2, 4, 9])}",
               f" threads-per-row={_block(r)}", " lazy-rescale",
-              f" chip={_chip(r)}"]),
+              f" chip={_chip(r)}", " approx-score-mod=false",
+              " deterministic=true"]),
     lambda r: "--attn-raise-attention=report=" + r.choice(["none", "remarks", "errors"]),
     lambda r: "--attn-decompose-aggregates",
+    lambda r: "--attn-expand-inference-operands",
     lambda r: "--linalg-fuse-elementwise-ops",
     lambda r: "--one-shot-bufferize=bufferize-function-boundaries",
     lambda r: "--attn-lower-to-cpu-pipeline" + r.choice(
