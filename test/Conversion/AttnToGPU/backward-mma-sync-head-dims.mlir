@@ -9,8 +9,7 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// Explicit options name the 16 keys per two warps.
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="block-k=128" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BK
+// Its option errors: backward-mma-sync-head-dims-invalid.mlir.
 
 // CHECK-NOT: falls back to simt
 // CHECK-LABEL: gpu.func @attn_fwd_0_bwd(
@@ -27,8 +26,6 @@
 
 // PTXAS: Function properties for attn_fwd_0_bwd
 // PTXAS-NEXT: bytes stack frame, {{[0-9]|[1-5][0-9]|6[0-3]}} bytes spill stores
-
-// BK: the mma_sync backward takes block-k 32 or 64 (16 keys per 2 warps, 4 or 8 warps), not 128
 
 func.func @d256(%q: tensor<1x4x300x256xbf16>, %k: tensor<1x2x300x256xbf16>, %o: tensor<1x4x300x256xbf16>,
                 %lse: tensor<1x4x300xf32>)
