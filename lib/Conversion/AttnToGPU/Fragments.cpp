@@ -101,7 +101,10 @@ void ElementOperands::setBiasPair(KB &e, int64_t index, Value pair) {
 void attnfuse::gpu_kernels::applyElementScores(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
     const ElementOperands &operands, const IRMapping *captures,
-    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk) {
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    SmallVectorImpl<Value> *derivatives) {
+  if (derivatives)
+    derivatives->resize(sl.size());
   for (int64_t mt = 0; mt < sl.mTiles; ++mt)
     for (int64_t j = 0; j < sl.nTiles; ++j)
       for (int64_t i = 0; i < 4; ++i) {
@@ -111,7 +114,8 @@ void attnfuse::gpu_kernels::applyElementScores(
             e.b, e.loc, plan.op, x, bhqk(mt, j, i),
             operands.bias.empty() ? Value() : operands.bias[at],
             operands.keep.empty() ? Value() : operands.keep[at],
-            /*applyStructuralMask=*/false, /*derivative=*/nullptr, captures);
+            /*applyStructuralMask=*/false,
+            derivatives ? &(*derivatives)[at] : nullptr, captures);
         x = e.toLog2(x);
       }
 }

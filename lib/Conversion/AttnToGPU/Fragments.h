@@ -83,11 +83,13 @@ ElementOperands loadElementOperands(
 /// mask is false (ScoreUtils's buildMaskedScore, without the structural
 /// mask), times log2 e (KB::toLog2), with `operands` loaded at the
 /// coordinates `bhqk(mt, n, i)` gives; `captures` maps the score_mod
-/// region's captures (KernelArgs).
+/// region's captures (KernelArgs). With `derivatives` (the backward's; no
+/// captures) it receives dt/ds of every element, in the order of `s`.
 void applyElementScores(
     KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
     const ElementOperands &operands, const IRMapping *captures,
-    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk);
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    SmallVectorImpl<Value> *derivatives = nullptr);
 
 /// Hides the elements of the score fragments `s` (layout `sl`, keys
 /// k0 + 8 n + 2 t + i % 2 of rows row0 + 16 mt + 8 (i / 2)) that the

@@ -241,20 +241,10 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   const double scaleLog2e = op.getScaleOrDefault() * kLog2e;
   SmallVector<Value> dtds;
   if (elementwise) {
-    for (int64_t n = 0; n < nQ; ++n)
-      for (int64_t i = 0; i < 4; ++i) {
-        int64_t at = sl.index(0, n, i);
-        Value derivative;
-        Value t = attn::buildMaskedScore(
-            lb, ll, op, s[at], coordinates(n, i),
-            bias ? operands.bias[at] : Value(),
-            keep ? operands.keep[at] : Value(),
-            /*applyStructuralMask=*/false,
-            hasScoreMod ? &derivative : nullptr);
-        s[at] = e.toLog2(t);
-        if (hasScoreMod)
-          dtds.push_back(derivative);
-      }
+    applyElementScores(
+        e, plan, sl, s, operands, /*captures=*/nullptr,
+        [&](int64_t, int64_t n, int64_t i) { return coordinates(n, i); },
+        hasScoreMod ? &dtds : nullptr);
   } else if (masked) {
     for (Value &x : s)
       x = e.fmul(x, e.f32(scaleLog2e));
