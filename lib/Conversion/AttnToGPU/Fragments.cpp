@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -18,8 +20,8 @@ using namespace attnfuse::gpu_kernels;
 
 std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
     const KernelPlan &plan) {
-  if (isBackwardKind(plan.kind))
-    return "it has no backward kernels (attn.attention_backward) yet";
+  assert(!isBackwardKind(plan.kind) &&
+         "the families check their backward kinds themselves");
   Type elt = plan.elementType;
   if (!elt.isBF16() && !elt.isF16())
     return "element type is not bf16/f16";
@@ -439,4 +441,116 @@ void attnfuse::gpu_kernels::storeOutputs(
       scf::YieldOp::create(nb, nl);
     });
   }
+}
+
+//===----------------------------------------------------------------------===//
+// The backward's transposed tiles
+//===----------------------------------------------------------------------===//
+
+void attnfuse::gpu_kernels::negateLogSumExp(KB &e, MutableArrayRef<Value> lse) {
+  for (Value &l : lse) {
+    Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ,
+                                        l, e.f32(kNegInf));
+    l = e.select(empty, e.f32(kNegInf), e.fmul(l, e.f32(-kLog2e)));
+  }
+}
+
+void attnfuse::gpu_kernels::foldedLogSumExp(KB &e, double scale,
+                                            MutableArrayRef<Value> lse) {
+  assert(scale != 0.0 && "-lse / scale needs a scale");
+  for (Value &l : lse) {
+    Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ,
+                                        l, e.f32(kNegInf));
+    l = e.select(empty, e.f32(scale > 0 ? kNegInf : -kNegInf),
+                 e.fmul(l, e.f32(-1.0 / scale)));
+  }
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::transposedProbabilities(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
+    const ElementOperands &operands,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    bool masked, Value keyRow, Value q0, Value t2, bool keyTail,
+    bool queryTail, ArrayRef<Value> negLse, SmallVectorImpl<Value> *dtds) {
+  assert(sl.mTiles == 1 && "one 16-key slice of transposed fragments");
+  AttentionOpInterface op(plan.op);
+  const bool elementwise = plan.bias || plan.keepMask || op.hasScoreMod();
+  assert((!negLse.empty() || !elementwise) &&
+         "-lse / scale folds into S^T only without per-element terms");
+  const double scaleLog2e = op.getScaleOrDefault() * kLog2e;
+  // Masked blocks: t log2 e first, -inf where the structural mask or a tail
+  // hides the element. With per-element terms: t log2 e (KB::toLog2, as the
+  // forward) and dt/ds of every element.
+  if (elementwise)
+    applyElementScores(e, plan, sl, s, operands, /*captures=*/nullptr, bhqk,
+                       dtds);
+  else if (masked)
+    for (Value &x : s)
+      x = e.fmul(x, e.f32(scaleLog2e));
+  if (masked)
+    maskScoresTransposed(e, plan, sl, keyRow, e.add(q0, t2), keyTail,
+                         queryTail, s);
+  const bool scaled = masked || elementwise;
+  SmallVector<Value> p(sl.size());
+  for (int64_t n = 0; n < sl.nTiles; ++n)
+    for (int64_t i = 0; i < 4; ++i) {
+      Value x = s[sl.index(0, n, i)];
+      if (negLse.empty()) {
+        // s - lse / scale already: t log2 e - lse log2 e = scale log2 e s.
+        p[sl.index(0, n, i)] =
+            exp2Approx(e, scaled ? x : e.fmul(x, e.f32(scaleLog2e)));
+        continue;
+      }
+      Value nl = negLse[2 * n + i % 2];
+      p[sl.index(0, n, i)] = exp2Approx(
+          e, scaled ? e.fadd(x, nl) : e.fma(x, e.f32(scaleLog2e), nl));
+    }
+  return p;
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::transposedDropoutFactors(
+    KB &e, AttentionOpInterface op, Value seed, FragmentLayout sl, Value batch,
+    Value head, Value keyRow, Value q0, Value t2) {
+  assert(sl.mTiles == 1 && "one 16-key slice of transposed fragments");
+  SmallVector<Value> z(sl.size());
+  Value oddKey = e.ult(e.idx(0), e.remu(keyRow, 2));
+  Value factor = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
+  for (int64_t n = 0; n < sl.nTiles; ++n)
+    for (int64_t c = 0; c < 2; ++c) {
+      Value query = e.add(e.add(q0, t2), e.idx(8 * n + c));
+      SmallVector<Value> bhqk{batch, head, query, keyRow};
+      SmallVector<Value, 4> words = attn::buildPhilox(
+          e.b, e.loc, seed, attn::buildDropoutCounter(e.b, e.loc, bhqk));
+      for (int64_t r = 0; r < 2; ++r) {
+        Value word = attn::buildDropoutWord(e.b, e.loc, words,
+                                            e.add(keyRow, e.idx(8 * r)));
+        auto [even, odd] = attn::buildDropoutKeepHalves(e.b, e.loc, op, word);
+        Value kept = e.select(oddKey, odd, even);
+        z[sl.index(0, n, 2 * r + c)] = e.select(kept, factor, e.f32(0.0));
+      }
+    }
+  return z;
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::transposedScoreGradients(
+    KB &e, FragmentLayout sl, ArrayRef<Value> p, ArrayRef<Value> dp,
+    ArrayRef<Value> z, ArrayRef<Value> di, ArrayRef<Value> dtds) {
+  SmallVector<Value> ds(sl.size());
+  for (int64_t n = 0; n < sl.nTiles; ++n)
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t at = sl.index(0, n, i);
+      Value dpz = z.empty() ? dp[at] : e.fmul(dp[at], z[at]);
+      ds[at] = e.fmul(p[at], di.empty() ? dpz : e.fsub(dpz, di[2 * n + i % 2]));
+      if (!dtds.empty())
+        ds[at] = e.fmul(ds[at], dtds[at]);
+    }
+  return ds;
+}
+
+SmallVector<Value> attnfuse::gpu_kernels::transposedOperands(
+    KB &e, Type elt, FragmentLayout sl, ArrayRef<Value> c, int64_t ks) {
+  const Value *c0 = c.data() + sl.index(0, 2 * ks, 0), *c1 = c0 + 4;
+  return SmallVector<Value>{
+      packOperand(e, elt, c0[0], c0[1]), packOperand(e, elt, c0[2], c0[3]),
+      packOperand(e, elt, c1[0], c1[1]), packOperand(e, elt, c1[2], c1[3])};
 }

@@ -37,8 +37,8 @@ struct FragmentLayout {
 inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 
 /// Why a tensor-core family cannot compute the forward kernel of `plan`
-/// (empty when it can): the forward kind only (the wgmma family has no
-/// backward kernels yet; mma_sync's: getMmaSyncBackwardUnsupportedReason),
+/// (empty when it can): the forward kind only (the backward's:
+/// getMmaSyncBackwardUnsupportedReason, getWgmmaBackwardUnsupportedReason),
 /// bf16 or f16,
 /// head dims up to 256 (the widest n of an instruction); any head dim below
 /// (those that are not multiples of 8 are copied element by element).
@@ -200,6 +200,68 @@ probabilityOperands(KB &e, const KernelPlan &plan, FragmentLayout sl,
                     RowMaxima &rows, const ScoreScaling &scaling,
                     DropoutDraws &dropout,
                     function_ref<SmallVector<Value>(int64_t, int64_t)> bhqk);
+
+/// The backward's transposed tiles (S^T, dP^T: keys in rows, queries in
+/// columns), shared by the backward kernels of the tensor-core families
+/// (MmaSyncBackward.cpp, WgmmaBackward.cpp). Fragments of layout `sl` with
+/// one m-tile: element 4 n + i is key keyRow + 8 (i / 2) and query
+/// q0 + t2 + 8 n + i % 2 (the thread's first key row, the query block's
+/// first row and the thread's 2t); per query column 2 n + h a value of each
+/// query (lse, Di).
+///
+/// -lse log2 e of each value, in place (-inf where lse = -inf: a row that
+/// sees no key has P = 0).
+void negateLogSumExp(KB &e, MutableArrayRef<Value> lse);
+/// P^T = 2^(t log2 e - lse log2 e) of S^T fragments `s` (overwritten by
+/// the log2-domain scores), t = scale s or, with per-element terms,
+/// applyElementScores's (`operands` at the coordinates `bhqk` gives; dt/ds
+/// of every element to `dtds` when given); on `masked` blocks -inf where
+/// the structural mask or a tail (`keyTail`, `queryTail`) hides the element
+/// (maskScoresTransposed). `negLse`: negateLogSumExp's, per query column,
+/// or, without per-element terms, empty where `s` is S^T - lse / scale
+/// already (foldedLogSumExp).
+SmallVector<Value> transposedProbabilities(
+    KB &e, const KernelPlan &plan, FragmentLayout sl, MutableArrayRef<Value> s,
+    const ElementOperands &operands,
+    function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
+    bool masked, Value keyRow, Value q0, Value t2, bool keyTail,
+    bool queryTail, ArrayRef<Value> negLse, SmallVectorImpl<Value> *dtds);
+/// -lse / scale of each value, in place: S^T's starting accumulators, so
+/// that scale log2 e (S^T - lse / scale) is the exponent of P^T (-inf
+/// times the scale's sign where lse = -inf, so that P = 0; scale != 0).
+void foldedLogSumExp(KB &e, double scale, MutableArrayRef<Value> lse);
+/// Dropout's factor Z of every element: keep ? 1 / (1 - p) : 0, the
+/// forward's mask regenerated (docs/Semantics.md). The thread's two keys of
+/// a query column, keyRow and keyRow + 8 (keyRow within a 16-aligned slice
+/// of keys), share the Philox counter (4 (k / 32) + (k / 2) % 4, q, h, b):
+/// one call per query column, whose words (k / 8) % 4 and halves k % 2 they
+/// pick at run time.
+SmallVector<Value> transposedDropoutFactors(KB &e, AttentionOpInterface op,
+                                            Value seed, FragmentLayout sl,
+                                            Value batch, Value head,
+                                            Value keyRow, Value q0, Value t2);
+/// dS^T = P^T (dP^T Z - Di) (w.r.t. t: the scale comes with dK and dQ),
+/// times dt/ds where `dtds` is not empty; `z` empty without dropout, `di`
+/// per query column (empty: `dp` is dP^T - Di already).
+SmallVector<Value> transposedScoreGradients(KB &e, FragmentLayout sl,
+                                            ArrayRef<Value> p,
+                                            ArrayRef<Value> dp,
+                                            ArrayRef<Value> z,
+                                            ArrayRef<Value> di,
+                                            ArrayRef<Value> dtds);
+
+/// The A fragment of k-step ks (queries 16 ks ..) of transposed fragments
+/// `c` (P^T, dS^T) as `elt` operand registers: (c0, c1) and (c2, c3) of
+/// n-tiles 2 ks and 2 ks + 1, the A operand of dV += P^T dO and
+/// dK += dS^T Q.
+SmallVector<Value> transposedOperands(KB &e, Type elt, FragmentLayout sl,
+                                      ArrayRef<Value> c, int64_t ks);
+/// The factor of dK and dQ: the scale, which dS^T leaves out (it is taken
+/// w.r.t. t = scale s), or 1 with a score_mod, whose dt/ds (with the scale
+/// in it) dS^T has.
+inline double backwardGradientScale(AttentionOpInterface op) {
+  return op.hasScoreMod() ? 1.0 : op.getScaleOrDefault();
+}
 
 /// The epilogue: per row rr of the thread, l summed over the quad,
 /// O = acc ((l != 0) ? 1 / l : 0) (buildNormalize) stored as `elt` pairs at

@@ -18,11 +18,11 @@
 //   mma_sync  MmaSyncFamily.cpp  MmaSyncBlocks.h          MmaSyncForward.cpp
 //   wgmma     WgmmaFamily.cpp    WgmmaBlocks.h            WgmmaForward.cpp
 //
-// The backward kinds: simt has all three (SimtBackward.cpp); mma_sync has
-// the backward (MmaSyncBackward.cpp) and takes simt's pre-pass and dQ
-// conversion; wgmma has none and hands attn.attention_backward to mma_sync,
-// which hands what it does not cover to simt (getUnsupportedReason, a
-// remark per fallback).
+// The backward kinds: simt has all of them (SimtBackward.cpp); mma_sync and
+// wgmma have the backward (MmaSyncBackward.cpp, WgmmaBackward.cpp) and take
+// simt's pre-pass and dQ conversion; what wgmma's backward does not cover
+// (head dims above 128, deterministic mode) goes to mma_sync, and what that
+// does not cover to simt (getUnsupportedReason, a remark per fallback).
 //
 // simt: f32 FMAs on CUDA cores, any element type; mma_sync: sm_80+
 // warp-level mma.sync m16n8k16; wgmma: sm_90a warpgroup-level

@@ -53,8 +53,6 @@
 #include "MmaSyncBlocks.h"
 #include "Staging.h"
 
-#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
-
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -113,14 +111,6 @@ private:
   /// dQ added to the accumulator; ends with scf.yield.
   void queryBlock(bool masked, OpBuilder &lb, Location ll, Value hi,
                   Value qbBegin, Value qb, ValueRange iter);
-
-  /// The factor of dK and dQ: the scale, which dS^T leaves out (it is
-  /// taken w.r.t. t = scale s), or 1 with a score_mod, whose dt/ds (with
-  /// the scale in it) dS^T has.
-  double gradientScale() const {
-    AttentionOpInterface op(plan.op);
-    return op.hasScoreMod() ? 1.0 : op.getScaleOrDefault();
-  }
 
   OpBuilder &b;
   Location loc;
@@ -226,55 +216,21 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     }
     return values;
   };
-  // -lse log2 e (-inf where lse = -inf: a row that sees no key has P = 0).
   SmallVector<Value> negLse = columnValues(lseBuf);
-  for (Value &l : negLse) {
-    Value empty = arith::CmpFOp::create(lb, ll, arith::CmpFPredicate::OEQ, l,
-                                        e.f32(kNegInf));
-    l = e.select(empty, e.f32(kNegInf), e.fmul(l, e.f32(-kLog2e)));
-  }
-
-  // P^T = 2^(t log2 e - lse log2 e), t = scale s; masked blocks: t log2 e
-  // first, -inf where the structural mask or a tail hides the element.
-  // With per-element terms: t log2 e (KB::toLog2, as the forward) and dt/ds
-  // of every element.
-  const double scaleLog2e = op.getScaleOrDefault() * kLog2e;
+  negateLogSumExp(e, negLse);
   SmallVector<Value> dtds;
-  if (elementwise) {
-    applyElementScores(
-        e, plan, sl, s, operands, /*captures=*/nullptr,
-        [&](int64_t, int64_t n, int64_t i) { return coordinates(n, i); },
-        hasScoreMod ? &dtds : nullptr);
-  } else if (masked) {
-    for (Value &x : s)
-      x = e.fmul(x, e.f32(scaleLog2e));
-  }
-  if (masked)
-    maskScoresTransposed(e, plan, sl, keyRow, e.add(q0, t2), keyTail, queryTail,
-                         s);
-  const bool scaled = masked || elementwise;
-  SmallVector<Value> p(sl.size());
-  for (int64_t n = 0; n < nQ; ++n)
-    for (int64_t i = 0; i < 4; ++i) {
-      Value x = s[sl.index(0, n, i)], nl = negLse[2 * n + i % 2];
-      p[sl.index(0, n, i)] = exp2Approx(
-          e, scaled ? e.fadd(x, nl) : e.fma(x, e.f32(scaleLog2e), nl));
-    }
+  SmallVector<Value> p = transposedProbabilities(
+      e, plan, sl, s, operands,
+      [&](int64_t, int64_t n, int64_t i) { return coordinates(n, i); }, masked,
+      keyRow, q0, t2, keyTail, queryTail, negLse,
+      hasScoreMod ? &dtds : nullptr);
 
-  // The A fragment of k-step ks (queries 16 ks ..) of transposed C
-  // fragments `c`: (c0, c1) and (c2, c3) of n-tiles 2 ks and 2 ks + 1.
-  auto operandsOf = [&](ArrayRef<Value> c, int64_t ks) {
-    const Value *c0 = c.data() + sl.index(0, 2 * ks, 0), *c1 = c0 + 4;
-    return SmallVector<Value>{
-        packOperand(e, elt, c0[0], c0[1]), packOperand(e, elt, c0[2], c0[3]),
-        packOperand(e, elt, c1[0], c1[1]), packOperand(e, elt, c1[2], c1[3])};
-  };
   // acc (width / 8 n-tiles) += A(c) B, B[query][col] by ldmatrix.trans of
   // `bBuf` (rows 16 ks + arow, columns col0 + 16 n + acol).
   auto accumulate = [&](ArrayRef<Value> c, Value bBuf, Value col0,
                         int64_t width, MutableArrayRef<Value> acc) {
     for (int64_t ks = 0; ks < BQ / 16; ++ks) {
-      SmallVector<Value> a = operandsOf(c, ks);
+      SmallVector<Value> a = transposedOperands(e, elt, sl, c, ks);
       for (int64_t n = 0; n < width / 16; ++n) {
         SmallVector<Value> bt = ldmatrix(
             e, bBuf, stage, e.add(e.idx(16 * ks), lo.arow),
@@ -283,33 +239,11 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       }
     }
   };
-  // Dropout: Z = keep ? 1 / (1 - p) : 0 per element, the forward's mask
-  // regenerated (docs/Semantics.md). The thread's two keys of a query
-  // column, keyRow and keyRow + 8 (16-key warp slices of 32-aligned
-  // blocks), share the Philox counter (4 (k / 32) + (k / 2) % 4, q, h, b):
-  // one call per query column, whose words (k / 8) % 4 and halves k % 2
-  // they pick at run time.
+  // Dropout: Z = keep ? 1 / (1 - p) : 0 per element (16-key warp slices of
+  // 32-aligned blocks).
   SmallVector<Value> z;
-  if (seed) {
-    z.resize(sl.size());
-    Value oddKey = e.ult(e.idx(0), e.remu(keyRow, 2));
-    Value factor = e.f32(1.0 / (1.0 - op.getDropoutProbability()));
-    for (int64_t n = 0; n < nQ; ++n)
-      for (int64_t c = 0; c < 2; ++c) {
-        Value query = e.add(e.add(q0, t2), e.idx(8 * n + c));
-        SmallVector<Value> bhqk{bi, hi, query, keyRow};
-        SmallVector<Value, 4> words = attn::buildPhilox(
-            lb, ll, seed, attn::buildDropoutCounter(lb, ll, bhqk));
-        for (int64_t r = 0; r < 2; ++r) {
-          Value word = attn::buildDropoutWord(lb, ll, words,
-                                              e.add(keyRow, e.idx(8 * r)));
-          auto [even, odd] = attn::buildDropoutKeepHalves(lb, ll, op, word);
-          Value kept = e.select(oddKey, odd, even);
-          z[sl.index(0, n, 2 * r + c)] =
-              e.select(kept, factor, e.f32(0.0));
-        }
-      }
-  }
+  if (seed)
+    z = transposedDropoutFactors(e, op, seed, sl, bi, hi, keyRow, q0, t2);
   // dV += (P Z)^T dO, then dP^T (its registers live after P^T's operands).
   if (seed) {
     SmallVector<Value> pz(sl.size());
@@ -321,17 +255,8 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   }
   SmallVector<Value> dp = transposedProduct(vBuf, dOBuf, Dv);
   SmallVector<Value> rowDi = columnValues(diBuf);
-  // dS^T = P^T (dP^T Z - Di) (w.r.t. t: the scale comes with dK and dQ,
-  // but for dt/ds with a score_mod).
-  SmallVector<Value> ds(sl.size());
-  for (int64_t n = 0; n < nQ; ++n)
-    for (int64_t i = 0; i < 4; ++i) {
-      int64_t at = sl.index(0, n, i);
-      Value dpz = seed ? e.fmul(dp[at], z[at]) : dp[at];
-      ds[at] = e.fmul(p[at], e.fsub(dpz, rowDi[2 * n + i % 2]));
-      if (hasScoreMod)
-        ds[at] = e.fmul(ds[at], dtds[at]);
-    }
+  SmallVector<Value> ds =
+      transposedScoreGradients(e, sl, p, dp, z, rowDi, dtds);
   // dK += dS^T Q.
   accumulate(ds, qBuf, dkColumn0, D / parts, dK);
 
@@ -389,7 +314,7 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       mmaPair(e, a, bk, dq.data() + 8 * j);
     }
   }
-  const double scale = gradientScale();
+  const double scale = backwardGradientScale(plan.op);
   for (int64_t j = 0; j < per; ++j)
     for (int64_t r = 0; r < 2; ++r) {
       Value row =
@@ -503,9 +428,9 @@ void MmaSyncBackwardKernel::emit() {
         scf::YieldOp::create(hb, hl, state);
       });
 
-  // dK (times gradientScale()) and dV of the warp's rows within Nk: pairs
+  // dK (times backwardGradientScale(plan.op)) and dV of the warp's rows within Nk: pairs
   // at rows keyRow + 8 r, columns 8 n + 2t.
-  const double scale = gradientScale();
+  const double scale = backwardGradientScale(plan.op);
   ValueRange acc = heads.getResults();
   auto store = [&](KB &e, Value dst, Value col0, ValueRange frag,
                    FragmentLayout fl, double factor, Value row, int64_t r) {

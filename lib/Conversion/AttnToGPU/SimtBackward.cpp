@@ -75,8 +75,80 @@ void emitIf(KB &k, Value cond, function_ref<void(KB &)> body) {
   });
 }
 
+/// The pre-pass in pieces (prePassInPieces): thread j of a row's 8 reads
+/// the pieces j, j + 8, ... of its dO and O rows and zeroes those of its
+/// accumulator row; Di is the shuffle-sum of the 8 partial sums (every
+/// thread of the grid takes part, those past the rows with zeros).
+void emitPrePassInPieces(const KernelPlan &plan, KernelArgs &args, KB &k) {
+  const int64_t T = kPrePassThreadsPerRow, rows = plan.B * plan.Hq * plan.Nq;
+  const int64_t piece = 16 / (plan.elementType.getIntOrFloatBitWidth() / 8);
+  Value x = globalThreadIndex(k);
+  Value r = k.divu(x, T), j = k.remu(x, T);
+  Value inside = k.ult(r, k.idx(rows));
+  Value rc = k.min(r, k.idx(rows - 1));
+  Value bi = k.divu(rc, plan.Hq * plan.Nq);
+  Value hi = k.remu(k.divu(rc, plan.Nq), plan.Hq);
+  Value qi = k.remu(rc, plan.Nq);
+  auto pieceType = VectorType::get({piece}, plan.elementType);
+  Value sum = k.f32(0.0);
+  for (int64_t c0 = 0; c0 < plan.Dv; c0 += T * piece) {
+    Value col = k.add(k.idx(c0), k.mul(j, k.idx(piece)));
+    Value valid = k.ult(col, k.idx(plan.Dv));
+    if (c0 + T * piece <= plan.Dv)
+      valid = inside;
+    else
+      valid = arith::AndIOp::create(k.b, k.loc, valid, inside);
+    // Rows and pieces past the ends read the last ones (in bounds) and add
+    // nothing.
+    SmallVector<Value> at = {bi, hi, qi,
+                             k.min(col, k.idx(plan.Dv - piece))};
+    // (Rows of whole pieces: 16-byte aligned, as the buffers are.)
+    Value dO = vector::LoadOp::create(k.b, k.loc, pieceType, args.gradOut, at,
+                                      /*nontemporal=*/false,
+                                      llvm::MaybeAlign(16));
+    Value o = vector::LoadOp::create(k.b, k.loc, pieceType, args.out, at,
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16));
+    Value acc = k.f32(0.0);
+    for (int64_t i = 0; i < piece; ++i)
+      acc = k.fma(k.toF32(vector::ExtractOp::create(k.b, k.loc, dO, i)),
+                  k.toF32(vector::ExtractOp::create(k.b, k.loc, o, i)), acc);
+    sum = k.fadd(sum, k.select(valid, acc, k.f32(0.0)));
+  }
+  for (int64_t offset = T / 2; offset > 0; offset /= 2)
+    sum = k.fadd(sum, gpu::ShuffleOp::create(k.b, k.loc, sum, offset, 32,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
+  Value first = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq, j,
+                                      k.idx(0));
+  emitIf(k, arith::AndIOp::create(k.b, k.loc, inside, first), [&](KB &e) {
+    memref::StoreOp::create(e.b, e.loc, sum, args.di, ValueRange{bi, hi, qi});
+  });
+  if (!args.dqAccum) // deterministic mode: the dQ kernel writes dQ
+    return;
+  auto zeros = VectorType::get({4}, k.b.getF32Type());
+  Value zero = arith::ConstantOp::create(
+      k.b, k.loc, DenseElementsAttr::get(zeros, k.b.getF32FloatAttr(0.0)));
+  emitIf(k, inside, [&](KB &e) {
+    for (int64_t c0 = 0; c0 < plan.D; c0 += T * 4) {
+      Value col = e.add(e.idx(c0), e.mul(j, e.idx(4)));
+      auto store = [&](KB &x) {
+        vector::StoreOp::create(x.b, x.loc, zero, args.dqAccum,
+                                ValueRange{bi, hi, qi, col},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+      };
+      if (c0 + T * 4 <= plan.D)
+        store(e);
+      else
+        emitIf(e, e.ult(col, e.idx(plan.D)), store);
+    }
+  });
+}
+
 /// The pre-pass: Di and the zeroed dQ accumulator, one thread per row.
 void emitPrePass(const KernelPlan &plan, KernelArgs &args, KB &k) {
+  if (prePassInPieces(plan))
+    return emitPrePassInPieces(plan, args, k);
   int64_t rows = plan.B * plan.Hq * plan.Nq;
   Value r = globalThreadIndex(k);
   emitIf(k, k.ult(r, k.idx(rows)), [&](KB &e) {
@@ -421,15 +493,22 @@ void SimtBackwardDQKernel::emit() {
 }
 } // namespace
 
+bool attnfuse::gpu_kernels::prePassInPieces(const KernelPlan &plan) {
+  const int64_t piece = 16 / (plan.elementType.getIntOrFloatBitWidth() / 8);
+  return plan.Dv % piece == 0 && plan.D % 4 == 0;
+}
+
 LaunchShape
 attnfuse::gpu_kernels::getSimtBackwardLaunchShape(const KernelPlan &plan) {
   int64_t NT = kSimtBackwardElementwiseThreads;
   switch (plan.kind) {
-  case KernelKind::BackwardPre:
-    return {
-        {static_cast<int64_t>(llvm::divideCeil(plan.B * plan.Hq * plan.Nq, NT)),
-         1, 1},
-        {NT, 1, 1}};
+  case KernelKind::BackwardPre: {
+    int64_t perRow = prePassInPieces(plan) ? kPrePassThreadsPerRow : 1;
+    return {{static_cast<int64_t>(llvm::divideCeil(
+                 plan.B * plan.Hq * plan.Nq * perRow, NT)),
+             1, 1},
+            {NT, 1, 1}};
+  }
   case KernelKind::Backward:
     return {{plan.numKB, plan.B * plan.Hkv, 1}, {plan.threads, 1, 1}};
   case KernelKind::BackwardDQ:

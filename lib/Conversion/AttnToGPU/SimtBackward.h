@@ -16,6 +16,16 @@ namespace attnfuse::gpu_kernels {
 /// one per element of dQ).
 constexpr int64_t kSimtBackwardElementwiseThreads = 256;
 
+/// The pre-pass's threads per query row where its rows split into 16-byte
+/// pieces (prePassInPieces): each reads pieces of dO and O and zeroes
+/// pieces of the accumulator's row, the 8 summing Di by shuffles, so that a
+/// warp's loads and stores are 4 whole rows (coalesced); otherwise one
+/// thread per row.
+constexpr int64_t kPrePassThreadsPerRow = 8;
+/// Whether the pre-pass of `plan` reads its rows in 16-byte pieces: Dv
+/// elements and Dqk f32 of the accumulator in whole pieces.
+bool prePassInPieces(const KernelPlan &plan);
+
 /// The launch of a backward kind: the backward one CTA per (key block,
 /// batch * KV head), plan.threads threads; the pre-pass and the conversion
 /// a one-dimensional grid of kSimtBackwardElementwiseThreads-thread CTAs.

@@ -403,7 +403,8 @@ void WgmmaBlocks::storeTile(KB &x, Value map, const TileLayout &tile,
 }
 
 Value WgmmaBlocks::wgmmaShared(KB &e, Value acc, Value descA, Value descB,
-                               int64_t n, bool first) {
+                               int64_t n, bool first, bool mMajorA,
+                               bool nMajorB) {
   MLIRContext *ctx = e.b.getContext();
   auto t = elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   return NVVM::WgmmaMmaAsyncOp::create(
@@ -415,8 +416,12 @@ Value WgmmaBlocks::wgmmaShared(KB &e, Value acc, Value descA, Value descB,
                                               : NVVM::WGMMAScaleOut::one),
       NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
       NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+      // (NVVM's layouts: A row = K-major, col = M-major; B col = K-major,
+      // row = N-major.)
+      NVVM::MMALayoutAttr::get(ctx, mMajorA ? NVVM::MMALayout::col
+                                            : NVVM::MMALayout::row),
+      NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row
+                                            : NVVM::MMALayout::col),
       /*satfinite=*/NVVM::MMAIntOverflowAttr());
 }
 

@@ -191,9 +191,10 @@ public:
                  Value firstLine, Value row0, Value h, Value batch);
 
   /// S (struct of n / 2 f32) = A B (+ S unless `first`), both operands
-  /// from shared memory, K-major.
+  /// from shared memory, K-major, or A M-major (`mMajorA`: imm-trans-a) and
+  /// B N-major (`nMajorB`: imm-trans-b).
   Value wgmmaShared(KB &e, Value acc, Value descA, Value descB, int64_t n,
-                    bool first);
+                    bool first, bool mMajorA = false, bool nMajorB = false);
   /// acc += A B, A four operand registers (the m64 tile's k-step), B N-major
   /// from shared memory.
   SmallVector<Value> wgmmaRegisterA(KB &e, ArrayRef<Value> acc,

@@ -5,12 +5,16 @@
 // its kernel kinds, assembled from its building blocks (WgmmaBlocks.h) and
 // the tile scheduler (TileScheduler.h):
 //
-//   forward   WgmmaForward.cpp
+//   forward                 WgmmaForward.cpp
+//   backward                WgmmaBackward.cpp
+//   backward pre-pass, dQ conversion: the simt family's (SimtBackward.cpp)
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 #include "KernelFamily.h"
+#include "SimtBackward.h"
 #include "TileScheduler.h"
+#include "WgmmaBackward.h"
 #include "WgmmaForward.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -37,6 +41,8 @@ public:
                                    StringRef chip) const override {
     if (!isWgmmaChip(chip))
       return ("wgmma needs sm_90a, the target is " + chip).str();
+    if (isBackwardKind(plan.kind))
+      return getWgmmaBackwardUnsupportedReason(plan);
     return getTensorCoreUnsupportedReason(plan);
   }
   LogicalResult
@@ -46,11 +52,12 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return WgmmaForwardLayout(plan).total();
-    case KernelKind::BackwardPre:
     case KernelKind::Backward:
+      return WgmmaBackwardLayout(plan).total();
+    case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
     case KernelKind::BackwardDQ:
-      break;
+      return 0;
     }
     llvm_unreachable("unknown kernel kind");
   }
@@ -63,28 +70,90 @@ public:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
     case KernelKind::BackwardDQ:
-      break;
+      return {};
     }
     llvm_unreachable("unknown kernel kind");
   }
-  /// A persistent grid (TileScheduler).
+  /// A persistent grid (TileScheduler); the backward kinds: one CTA per
+  /// (key block, batch * KV head), and the pre-pass and conversion
+  /// element-wise.
   LaunchShape getLaunchShape(const KernelPlan &plan) const override {
+    if (isBackwardKind(plan.kind))
+      return getSimtBackwardLaunchShape(plan);
     return TileScheduler::getLaunchShape(plan);
   }
   void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitWgmmaForward(plan, func);
-    case KernelKind::BackwardPre:
     case KernelKind::Backward:
+      return emitWgmmaBackward(plan, func);
+    case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
+      return emitSimtBackward(plan, func);
     case KernelKind::BackwardDQ:
       break;
     }
-    llvm_unreachable("no backward kinds (getUnsupportedReason: simt computes "
-                     "them)");
+    llvm_unreachable("no deterministic dQ kernel (getUnsupportedReason: simt "
+                     "computes it)");
   }
+
+private:
+  /// The backward kinds' options (resolveOptions).
+  LogicalResult
+  resolveBackwardOptions(KernelPlan &plan,
+                         const AttentionKernelOptions &requested) const;
 };
+
+/// The backward (WgmmaBackward.cpp): two consumer warpgroups of 64 keys
+/// (block-k 128, warps 8), block-q 64 (the M of dQ's wgmma), 2 to 4 stages
+/// of Q and dO (default 2). The pre-pass and the conversion (simt's kinds)
+/// take no options.
+LogicalResult WgmmaFamily::resolveBackwardOptions(
+    KernelPlan &plan, const AttentionKernelOptions &requested) const {
+  AttentionOpInterface op = plan.op;
+  AttentionKernelOptions &cfg = plan.cfg;
+  cfg = requested;
+  cfg.mma = getName();
+  if (plan.kind != KernelKind::Backward) {
+    plan.threads = kSimtBackwardElementwiseThreads;
+    return success();
+  }
+  auto error = [&]() {
+    return op.emitOpError() << "convert-attn-to-gpu: the wgmma backward ";
+  };
+  if (cfg.warps == 0)
+    cfg.warps = 8;
+  if (cfg.warps != 8)
+    return error() << "takes warps 8 (2 consumer warpgroups of 64 keys), not "
+                   << cfg.warps;
+  if (cfg.blockK == 0)
+    cfg.blockK = 16 * cfg.warps;
+  if (cfg.blockK != 16 * cfg.warps)
+    return error() << "takes block-k " << 16 * cfg.warps
+                   << " (64 keys per consumer warpgroup), not " << cfg.blockK;
+  if (cfg.blockQ == 0)
+    cfg.blockQ = 64;
+  if (cfg.blockQ != 64)
+    return error() << "takes block-q 64, not " << cfg.blockQ;
+  if (cfg.stages == 0)
+    cfg.stages = 2;
+  if (cfg.stages < 2 || cfg.stages > 4)
+    return error() << "takes 2 to 4 stages, not " << cfg.stages;
+  cfg.threadsPerRow = 1;
+  cfg.chunk = cfg.blockQ;
+  plan.threads = 32 * cfg.warps + kProducerThreads;
+  if (getDynamicSharedBytes(plan) > plan.sharedLimit)
+    return error() << "needs " << getDynamicSharedBytes(plan)
+                   << " bytes of shared memory (K, V, the Q and dO stages, "
+                      "dS^T), more than the "
+                   << plan.sharedLimit
+                   << " a CTA can have on the target; lower stages";
+  if (plan.Nq + plan.Nk + cfg.blockQ + cfg.blockK >
+      std::numeric_limits<int32_t>::max())
+    return error() << "needs Nq + Nk below 2^31";
+  return success();
+}
 
 /// Defaults, measured on the H200 (docs/GPU.md), within the consumers'
 /// registers (232 with two consumer warpgroups, 160 with three; no spills at
@@ -99,6 +168,8 @@ LogicalResult
 WgmmaFamily::resolveOptions(KernelPlan &plan,
                             const AttentionKernelOptions &requested) const {
   AttentionOpInterface op = plan.op;
+  if (isBackwardKind(plan.kind))
+    return resolveBackwardOptions(plan, requested);
   const int64_t sharedLimit = plan.sharedLimit;
   AttentionKernelOptions &resolved = plan.cfg;
   resolved = requested;

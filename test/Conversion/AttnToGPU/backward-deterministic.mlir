@@ -47,7 +47,7 @@
 // PTX-NOT: atom.
 // PTXAS-COUNT-3: 0 bytes spill stores, 0 bytes spill loads
 
-// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=2,1,1 block=256,1,1 shared=0
+// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=13,1,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=3,2,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd_dq_ordered grid=2,4,1 block=256,1,1 shared=0
 // MOCK: check=none: RAN
@@ -58,7 +58,7 @@ func.func @f(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x130x64xbf16>, %v: tenso
     -> (tensor<1x4x100x64xbf16>, tensor<1x2x130x64xbf16>, tensor<1x2x130x32xbf16>) {
   // With block-q=300: wgmma and mma_sync fall back to simt (the remarks),
   // whose deterministic dQ kernel cannot take that block-q (the errors).
-  // expected-remark@+4 {{mma=wgmma falls back to mma_sync: it has no backward kernels (attn.attention_backward) yet}}
+  // expected-remark@+4 {{mma=wgmma falls back to mma_sync: its backward adds dQ by atomics (deterministic=true: simt's dQ kernel)}}
   // expected-remark@+3 {{mma=mma_sync falls back to simt: its backward adds dQ by atomics (deterministic=true: simt's dQ kernel)}}
   // expected-error@+2 {{the deterministic dQ kernel's block-q * threads-per-row (300 * 4) must be a multiple of 32, at most 1024}}
   // expected-error@+1 {{mma=simt has the backward but not its pre-pass or last dQ kernel}}

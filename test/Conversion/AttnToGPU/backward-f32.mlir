@@ -23,7 +23,7 @@
 // CHECK: scf.for
 // CHECK-NOT: gpu.func @attn_fwd_0_bwd_dq
 
-// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=2,1,1 block=256,1,1 shared=0
+// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=14,1,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=2,2,1 block=128,1,1 shared=0
 // MOCK-NEXT: attnfuse-run: @f check=none: RAN
 func.func @f(%q: tensor<2x3x70x32xf32>, %k: tensor<2x1x90x32xf32>, %v: tensor<2x1x90x32xf32>,

@@ -4,9 +4,9 @@
 // dQ without a second scale; tanh.approx.f32) and dropout (the forward's
 // Philox mask: one call per query column for the thread's two keys). The
 // PTX assembles for sm_90a and sm_80 without spills.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=mma_sync" -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa chip=sm_80" -o %t.80.mlir 2>/dev/null

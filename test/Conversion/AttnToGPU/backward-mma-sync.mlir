@@ -1,6 +1,5 @@
-// attn.attention_backward on the mma_sync family: the default on sm_90a
-// (wgmma, with no backward kind, falls back to it with a remark) and on
-// sm_80 (mma=auto picks it). Three launches: the simt family's pre-pass
+// attn.attention_backward on the mma_sync family: named on sm_90a, and the
+// default on sm_80 (mma=auto picks it; backward-wgmma.mlir: sm_90a's). Three launches: the simt family's pre-pass
 // (Di, the dQ accumulator zeroed) and dQ conversion around the mma_sync
 // backward, one CTA per (key block of 16 x 8 warps = 128 keys, batch * KV
 // head): grid (ceil(130 / 128), 2 * 2). The backward stages K, V, and Q, dO,
@@ -8,12 +7,12 @@
 // mma.sync with ldmatrix (.trans for the B operands of dV, dK and dQ and for
 // dS^T as dQ's A operand), and adds dQ by f32 atomics. GQA (4 query heads
 // on 2 KV heads), causal bottom-right, tails of Nq = 100 and Nk = 130.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync 2>&1 | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=SM80
 // The whole pipeline to PTX, which ptxas assembles for sm_90a and sm_80
 // without spills.
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=mma_sync" -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -24,10 +23,9 @@
 // The host plan on the stand-in driver: the launches, grids, blocks and the
 // backward's dynamic shared memory (K, V: 128 x 72 x 2 bytes each; Q, dO:
 // 2 x 64 x 72 x 2; dS^T: 128 x 72 x 2; lse, Di: 2 x 64 x 4).
-// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none --pipeline-options=mma=mma_sync 2>&1 | FileCheck %s --check-prefix=MOCK
 
-// CHECK: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: it has no backward kernels
-// CHECK-NOT: falls back to simt
+// CHECK-NOT: remark
 // SM80-NOT: remark
 // SM80: gpu.func @attn_fwd_0_bwd(
 // SM80-SAME: attn.family = "mma_sync"
@@ -68,7 +66,7 @@
 // PTXAS: Function properties for attn_fwd_0_bwd
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
-// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=4,1,1 block=256,1,1 shared=0
+// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=25,1,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=2,4,1 block=256,1,1 shared=93184
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd_dq grid=200,1,1 block=256,1,1 shared=0
 // MOCK: check=none: RAN

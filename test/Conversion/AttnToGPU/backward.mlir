@@ -54,7 +54,7 @@
 
 // CHECK: gpu.func @attn_fwd_0_bwd_pre(
 // CHECK-SAME: attn.args = ["do", "o", "di", "dq_accum"]
-// CHECK-SAME: attn.family = "simt", attn.grid = array<i64: 2, 1, 1>
+// CHECK-SAME: attn.family = "simt", attn.grid = array<i64: 13, 1, 1>
 // CHECK: gpu.func @attn_fwd_0_bwd(
 // CHECK-SAME: attn.args = ["q", "k", "v", "do", "lse", "di", "bias", "keep", "seed", "dq_accum", "dk", "dv"]
 // CHECK-SAME: attn.block = array<i64: 256, 1, 1>
@@ -67,7 +67,12 @@
 // CHECK: gpu.func @attn_fwd_0_bwd_dq(
 // CHECK-SAME: attn.args = ["dq_accum", "dq"]
 
+// The pre-pass: 8 threads a row, 16-byte pieces of dO and O, Di summed by
+// shuffles, the accumulator zeroed by 16-byte stores.
 // PTX: .entry attn_fwd_0_bwd_pre(
+// PTX: ld.global.v4.b32
+// PTX: shfl.sync.bfly.b32
+// PTX: st.global.v4.b32
 // PTX: .entry attn_fwd_0_bwd(
 // PTX: atom.global.add.f32
 // PTX: .entry attn_fwd_0_bwd_dq(
@@ -75,7 +80,7 @@
 
 // PTXAS-COUNT-3: 0 bytes spill stores, 0 bytes spill loads
 
-// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=2,1,1 block=256,1,1 shared=0
+// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=13,1,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=3,2,1 block=256,1,1 shared=0
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd_dq grid=100,1,1 block=256,1,1 shared=0
 // MOCK: check=none: RAN

@@ -1,0 +1,556 @@
+//===- WgmmaBackward.cpp - the backward kernel of the wgmma family --------===//
+//
+// attn.attention_backward's `backward` kind on sm_90a's warpgroup MMAs
+// (wgmma.mma_async, bf16/f16 operands, f32 accumulators), FlashAttention-3's
+// backward with recomputation (flash_bwd_kernel_sm90.h's split into a
+// producer and consumer warpgroups), assembled from the family's building
+// blocks (WgmmaBlocks.h: the mbarrier ring, swizzled tiles, the wgmma
+// issue), the transposed-tile math the mma_sync backward shares
+// (Fragments.h) and the query-block walk (Staging.h). The pre-pass
+// (Di = rowsum(dO * O), the dQ accumulator zeroed) and the dQ conversion are
+// the simt family's kinds (SimtBackward.cpp), launched before and after.
+//
+//   grid = (ceil(Nk / BK), B * Hkv); CTA = a producer warpgroup and W = 2
+//   consumer warpgroups (setmaxnreg: RegisterSplit), BK = 64 W keys of one
+//   (batch, KV head): consumer warpgroup w owns keys k0 + 64 w .. + 63, the
+//   rows of its transposed tiles (each warp's 16 of them in the m16n8
+//   fragment layout of mma.sync, as the forward's), and their dK and dV
+//   accumulators in registers, summed over the query heads of the KV
+//   head's group (GQA/MQA) and the query blocks the structural mask lets
+//   see the key block (queryBlockRange, runQueryBlocks: block skipping and
+//   unmasked full blocks).
+//
+//   The producer loads the key block's K and V once, then per query block
+//   of BQ = 64 rows its Q and dO tiles into a ring of S stages, by cp.async
+//   of its 128 threads in the swizzled layouts wgmma reads (TileLayout),
+//   each thread's copies signalling the stage's full mbarrier as they land;
+//   it refills a stage once every consumer thread arrived on its empty one.
+//   A consumer warpgroup, per query block:
+//     S^T  = K_w Q^T                      (both operands from shared
+//                                          memory, K-major)
+//     dP^T = V_w dO^T - Di                (the same; accumulated onto each
+//                                          column's -Di, whose registers are
+//                                          then the accumulators': without
+//                                          dropout)
+//     P^T  = 2^(t log2 e - lse log2 e)    (transposedProbabilities: the
+//                                          scale or the per-element terms,
+//                                          the structural mask and tails on
+//                                          masked blocks)
+//     dS^T = P^T (dP^T Z - Di)            (times dt/ds with a score_mod; Z:
+//                                          dropout's factors)
+//     dV  += (P Z)^T dO, dK += dS^T Q     (A: registers, B N-major; issued
+//                                          together)
+//     dQacc[q0 .., :] += scale dS K_w     (A: dS^T from the warpgroup's
+//                                          shared tile, M-major; B: K
+//                                          N-major; by f32 atomics)
+//   and frees the stage once dV and dK are done. lse and Di come from
+//   global memory (L1/L2: the threads of a quad's column read the same).
+//   At the end dK (times the scale) and dV go to global memory in their
+//   element type.
+//
+//   Each warpgroup adds its own keys' part of dQ (no barrier between the
+//   consumer warpgroups), in column chunks of at most 64 (one wgmma each, so
+//   that the chunk's accumulators, not all of dQ's, live beside dK and dV).
+//
+//===----------------------------------------------------------------------===//
+#include "WgmmaBackward.h"
+#include "Fragments.h"
+#include "Staging.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace attnfuse;
+using namespace attnfuse::gpu_kernels;
+
+std::string attnfuse::gpu_kernels::getWgmmaBackwardUnsupportedReason(
+    const KernelPlan &plan) {
+  Type elt = plan.elementType;
+  if (!elt.isBF16() && !elt.isF16())
+    return "its backward takes bf16/f16 only";
+  if (plan.cfg.deterministic)
+    return "its backward adds dQ by atomics (deterministic=true: simt's dQ "
+           "kernel)";
+  if (plan.D % 16 != 0 || plan.Dv % 16 != 0 || plan.D > 128 || plan.Dv > 128)
+    return ("its backward takes head dims that are multiples of 16 up to 128 "
+            "(Dqk = " +
+            llvm::Twine(plan.D) + ", Dv = " + llvm::Twine(plan.Dv) + ")")
+        .str();
+  return "";
+}
+
+WgmmaBackwardLayout::WgmmaBackwardLayout(const KernelPlan &plan)
+    : k(plan.cfg.blockK, 2 * plan.D), v(plan.cfg.blockK, 2 * plan.Dv),
+      q(plan.cfg.blockQ, 2 * plan.D), dO(plan.cfg.blockQ, 2 * plan.Dv),
+      ds(64, 2 * plan.cfg.blockQ), stages(plan.cfg.stages),
+      consumers(plan.cfg.warps / 4) {}
+
+namespace {
+class WgmmaBackwardKernel : KernelArgs, WgmmaBlocks {
+public:
+  WgmmaBackwardKernel(KernelPlan &plan, OpBuilder &b, Location loc,
+                      ArrayRef<BlockArgument> args)
+      : KernelArgs(plan, args),
+        WgmmaBlocks(plan, /*tma=*/false,
+                    WgmmaBackwardLayout(plan).barrierOffset()),
+        b(b), loc(loc), k{b, loc}, layout(plan) {}
+  void emit();
+
+private:
+  /// The producer warpgroup's body (setmaxnreg to `registers`).
+  void emitProducer(OpBuilder &pb, int64_t registers);
+  /// The consumer warpgroups' body (setmaxnreg to `registers`) and the
+  /// epilogue (`wgAll`: the warpgroup index, 1 ..).
+  void emitConsumers(OpBuilder &cb, Value wgAll, int64_t registers);
+  /// The body of query block `qb` of head `hi` (`i`: its place in the
+  /// ring): dK, dV (`iter`) updated, dQ added to the accumulator; ends with
+  /// scf.yield.
+  void queryBlock(bool masked, OpBuilder &lb, Location ll, Value hi, Value i,
+                  Value qb, ValueRange iter);
+  /// The query blocks of each head: [qbBegin, qbEnd) (count: nqb >= 0);
+  /// block qb of group head gi is number gi nqb + qb - qbBegin of the ring.
+  Value ringIndex(KB &e, Value gi, Value qb) {
+    return e.add(e.mul(gi, nqb), e.sub(qb, qbBegin));
+  }
+  int64_t consumers() const { return plan.cfg.warps / 4; }
+
+  OpBuilder &b;
+  Location loc;
+  KB k;
+  WgmmaBackwardLayout layout;
+  const int64_t BQ = plan.cfg.blockQ, BK = plan.cfg.blockK;
+  const bool keyTail = plan.Nk % plan.cfg.blockK != 0,
+             queryTail = plan.Nq % plan.cfg.blockQ != 0;
+  /// The CTA's batch, KV head, first key, whether its key block is the
+  /// last, and its query-block range.
+  Value bi, kvh, key0, lastKeyBlock, qbBegin, qbEnd, nqb;
+  /// A consumer thread's warpgroup (0-based), lane coordinates (g, t,
+  /// 2t), its first line in the warpgroup's tiles (16 warp + g) and its
+  /// first key row in the sequence; the descriptors: K and V of the
+  /// warpgroup's keys as A (K-major), K as B (N-major), Q and dO of stage 0
+  /// as B (K-major and N-major), the warpgroup's dS^T as A (M-major).
+  Value wg, g, t, t2, line, keyRow;
+  Value kA, vA, kN, qK, qN, dOK, dON, dsA;
+};
+
+void WgmmaBackwardKernel::emitProducer(OpBuilder &pb, int64_t registers) {
+  KB top{pb, loc};
+  NVVM::SetMaxRegisterOp::create(pb, loc, registers,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  Value lastKey = keyTail ? top.idx(plan.Nk - 1) : Value();
+  Value lastQuery = queryTail ? top.idx(plan.Nq - 1) : Value();
+  Value kvFull = top.idx(layout.kvFull());
+  loadTile(top, {Value(), key}, bi, kvh, key0, lastKey, plan.D, layout.k,
+           top.idx(0), kvFull);
+  loadTile(top, {Value(), value}, bi, kvh, key0, lastKey, plan.Dv, layout.v,
+           top.idx(layout.vOffset()), kvFull);
+  const int64_t S = layout.stages;
+  scf::ForOp::create(
+      pb, loc, top.idx(0), top.idx(plan.G), top.idx(1), ValueRange{},
+      [&](OpBuilder &hb, Location hl, Value gi, ValueRange) {
+        KB h{hb, hl};
+        Value hi = h.add(h.mul(kvh, h.idx(plan.G)), gi);
+        scf::ForOp::create(
+            hb, hl, qbBegin, qbEnd, h.idx(1), ValueRange{},
+            [&](OpBuilder &lb, Location ll, Value qb, ValueRange) {
+              KB e{lb, ll};
+              Value i = ringIndex(e, gi, qb);
+              Value stage = e.remu(i, S), round = e.divu(i, S);
+              ifThen(e, e.ult(e.idx(S - 1), i), [&](KB &y) {
+                waitBarrier(y, y.add(y.idx(layout.empty()), stage),
+                            y.remu(y.sub(round, y.idx(1)), 2));
+              });
+              Value q0 = e.mul(qb, e.idx(BQ));
+              Value full = e.add(e.idx(layout.full()), stage);
+              loadTile(e, {Value(), q}, bi, hi, q0, lastQuery, plan.D, layout.q,
+                       e.add(e.idx(layout.qOffset()),
+                             e.mul(stage, e.idx(layout.aligned(layout.q)))),
+                       full);
+              loadTile(e, {Value(), gradOut}, bi, hi, q0, lastQuery, plan.Dv,
+                       layout.dO,
+                       e.add(e.idx(layout.dOOffset()),
+                             e.mul(stage, e.idx(layout.aligned(layout.dO)))),
+                       full);
+              scf::YieldOp::create(lb, ll);
+            });
+        scf::YieldOp::create(hb, hl);
+      });
+  // No copy outlives the producer.
+  NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
+}
+
+void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
+                                     Value hi, Value i, Value qb,
+                                     ValueRange iter) {
+  KB e{lb, ll};
+  MLIRContext *ctx = lb.getContext();
+  const int64_t D = plan.D, Dv = plan.Dv, S = layout.stages;
+  const int64_t nQ = BQ / 8; // n-tiles of S^T (queries)
+  const FragmentLayout sl{1, nQ};
+  AttentionOpInterface op(plan.op);
+  const bool hasScoreMod = op.hasScoreMod();
+  const bool elementwise = bias || keep || hasScoreMod;
+  SmallVector<Value> dK(iter.begin(), iter.begin() + D / 2);
+  SmallVector<Value> dV(iter.begin() + D / 2, iter.end());
+  Value stage = e.remu(i, S);
+  Value q0 = e.mul(qb, e.idx(BQ));
+  Value queryColumn0 = e.add(q0, t2);
+  waitLanded(e, e.add(e.idx(layout.full()), stage), e.remu(e.divu(i, S), 2));
+
+  // S^T = K_w Q^T and dP^T = V_w dO^T, issued together (two groups).
+  auto stageDesc = [&](Value desc, const TileLayout &tile) {
+    return advance(e, desc, e.mul(stage, e.idx(layout.aligned(tile))));
+  };
+  Value qKs = stageDesc(qK, layout.q), qNs = stageDesc(qN, layout.q);
+  Value dOKs = stageDesc(dOK, layout.dO), dONs = stageDesc(dON, layout.dO);
+  // (`init`: the accumulators' values before the product, or none.)
+  auto transposedProduct = [&](Value aDesc, const TileLayout &aTile,
+                               Value bDesc, const TileLayout &bTile,
+                               int64_t width, Value init) {
+    Value acc =
+        init ? init : LLVM::UndefOp::create(lb, ll, f32Struct(ctx, BQ / 2));
+    for (int64_t ks = 0; ks < width / 16; ++ks)
+      acc = wgmmaShared(
+          e, acc, advance(e, aDesc, e.idx(aTile.kStepOffset(ks, false))),
+          advance(e, bDesc, e.idx(bTile.kStepOffset(ks, false))), BQ,
+          /*first=*/ks == 0 && !init);
+    NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
+    return acc;
+  };
+  auto clampQuery = [&](Value query) {
+    return queryTail ? e.min(query, e.idx(plan.Nq - 1)) : query;
+  };
+  // lse and Di per query column, loaded where they are used (a consumer
+  // thread's registers hold dK and dV: 128 at head dims of 128).
+  auto columnValues = [&](Value buffer) {
+    SmallVector<Value> values;
+    for (int64_t n = 0; n < nQ; ++n)
+      for (int64_t h = 0; h < 2; ++h)
+        values.push_back(memref::LoadOp::create(
+            lb, ll, buffer,
+            ValueRange{bi, hi,
+                       clampQuery(e.add(queryColumn0, e.idx(8 * n + h)))}));
+    return values;
+  };
+  // Per-column starting accumulators (from -Di and -lse / scale).
+  auto columnAccumulators = [&](ArrayRef<Value> columns) -> Value {
+    Value acc = LLVM::UndefOp::create(lb, ll, f32Struct(ctx, BQ / 2));
+    for (int64_t n = 0; n < nQ; ++n)
+      for (int64_t i = 0; i < 4; ++i)
+        acc = LLVM::InsertValueOp::create(lb, ll, acc, columns[2 * n + i % 2],
+                                          sl.index(0, n, i));
+    return acc;
+  };
+  // S^T = K_w Q^T - lse / scale where there are no per-element terms: lse's
+  // registers are the accumulators' (the exponent of P^T is then
+  // scale log2 e times them).
+  const double opScale = op.getScaleOrDefault();
+  const bool foldLse = !elementwise && opScale != 0.0;
+  Value sInit;
+  if (foldLse) {
+    SmallVector<Value> lseColumns = columnValues(lse);
+    foldedLogSumExp(e, opScale, lseColumns);
+    sInit = columnAccumulators(lseColumns);
+  }
+  NVVM::WgmmaFenceAlignedOp::create(lb, ll);
+  Value sAcc = transposedProduct(kA, layout.k, qKs, layout.q, D, sInit);
+
+  // Element 4 n + i of S^T: key keyRow + 8 (i / 2), query queryColumn0 +
+  // 8 n + i % 2; clamped to Nk - 1 and Nq - 1 where they address the bias,
+  // keep mask, score_mod, lse and Di (the tail masks hide those past the
+  // ends).
+  auto coordinates = [&](int64_t n, int64_t i) {
+    Value key = e.add(keyRow, e.idx(8 * (i / 2)));
+    if (keyTail)
+      key = e.min(key, e.idx(plan.Nk - 1));
+    Value query = clampQuery(e.add(queryColumn0, e.idx(8 * n + i % 2)));
+    return SmallVector<Value>{bi, hi, query, key};
+  };
+  // While the products run: the bias and keep values.
+  ElementOperands operands;
+  if (elementwise)
+    operands = loadElementOperands(
+        e, plan, sl, bias, keep,
+        [&](int64_t, int64_t n, int64_t i) { return coordinates(n, i); },
+        /*keyPairs=*/false);
+
+  // dP^T = V_w dO^T, accumulated onto -Di (each column's) where dS^T is
+  // P^T (dP^T - Di): Di's registers are the accumulators' (a consumer
+  // thread's registers hold dK and dV: 128 at head dims of 128); with
+  // dropout (dP^T Z - Di) the product starts from zero.
+  Value dpInit;
+  if (!seed) {
+    SmallVector<Value> diColumns = columnValues(di);
+    for (Value &d : diColumns)
+      d = arith::NegFOp::create(lb, ll, d);
+    dpInit = columnAccumulators(diColumns);
+    // (The accumulators were written by other instructions.)
+    NVVM::WgmmaFenceAlignedOp::create(lb, ll);
+  }
+  Value dpAcc = transposedProduct(vA, layout.v, dOKs, layout.dO, Dv, dpInit);
+
+  SmallVector<Value> s = waitGroup(e, unpack(e, sAcc, BQ / 2), 1);
+  SmallVector<Value> negLse;
+  if (!foldLse) {
+    negLse = columnValues(lse);
+    negateLogSumExp(e, negLse);
+  }
+  SmallVector<Value> dtds;
+  SmallVector<Value> p = transposedProbabilities(
+      e, plan, sl, s, operands,
+      [&](int64_t, int64_t n, int64_t i) { return coordinates(n, i); }, masked,
+      keyRow, q0, t2, keyTail, queryTail, negLse,
+      hasScoreMod ? &dtds : nullptr);
+  SmallVector<Value> z;
+  if (seed)
+    z = transposedDropoutFactors(e, op, seed, sl, bi, hi, keyRow, q0, t2);
+  SmallVector<Value> dp = waitGroup(e, unpack(e, dpAcc, BQ / 2), 0);
+  SmallVector<Value> ds = transposedScoreGradients(
+      e, sl, p, dp, z, seed ? columnValues(di) : SmallVector<Value>(), dtds);
+  // The A operands of dV += (P Z)^T dO and dK += dS^T Q (P and dS^T in f32
+  // are dead after them).
+  SmallVector<Value> pOps, dsOps;
+  for (int64_t ks = 0; ks < BQ / 16; ++ks) {
+    SmallVector<Value> pz(p);
+    if (seed)
+      for (int64_t n = 2 * ks; n < 2 * ks + 2; ++n)
+        for (int64_t i = 0; i < 4; ++i)
+          pz[sl.index(0, n, i)] =
+              e.fmul(p[sl.index(0, n, i)], z[sl.index(0, n, i)]);
+    pOps.append(transposedOperands(e, elt, sl, pz, ks));
+    dsOps.append(transposedOperands(e, elt, sl, ds, ks));
+  }
+
+  // dS^T into the warpgroup's tile (lines 16 warp + g + 8 r, columns
+  // 8 n + 2t), once every warp of the warpgroup is past the last block's
+  // dQ product, which read it.
+  syncWarpgroup(e, e.add(wg, e.idx(1)));
+  Value dsBase = e.add(e.idx(layout.dsOffset()),
+                       e.mul(wg, e.idx(layout.aligned(layout.ds))));
+  for (int64_t n = 0; n < nQ; ++n)
+    for (int64_t r = 0; r < 2; ++r) {
+      Value pair = packPair(e, elt, ds[sl.index(0, n, 2 * r)],
+                            ds[sl.index(0, n, 2 * r + 1)]);
+      Value bytes = layout.ds.elementOffset(e, e.add(line, e.idx(8 * r)),
+                                            e.add(e.idx(8 * n), t2));
+      vector::StoreOp::create(lb, ll, pair, buf,
+                              ValueRange{e.divu(e.add(dsBase, bytes), 2)},
+                              /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+
+  // dV += (P Z)^T dO.
+  NVVM::WgmmaFenceAlignedOp::create(lb, ll);
+  for (int64_t ks = 0; ks < BQ / 16; ++ks)
+    dV = wgmmaRegisterA(
+        e, dV, ArrayRef<Value>(pOps).slice(4 * ks, 4),
+        advance(e, dONs, e.idx(layout.dO.kStepOffset(ks, true))));
+  NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
+  // dK += dS^T Q.
+  for (int64_t ks = 0; ks < BQ / 16; ++ks)
+    dK = wgmmaRegisterA(
+        e, dK, ArrayRef<Value>(dsOps).slice(4 * ks, 4),
+        advance(e, qNs, e.idx(layout.q.kStepOffset(ks, true))));
+  NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
+
+  // The stores are generic-proxy writes, wgmma reads through the async
+  // proxy; every warp of the warpgroup stored its lines.
+  proxyFence(e);
+  syncWarpgroup(e, e.add(wg, e.idx(1)));
+
+  // dQ (BQ x Dqk) += scale dS K_w over the warpgroup's 64 keys, in column
+  // chunks (a panel of K's tile when it holds 64 columns).
+  const int64_t chunk = D > 64 && D % 64 == 0 && layout.k.panel == 128 ? 64 : D;
+  const double scale = backwardGradientScale(plan.op);
+  const FragmentLayout ql{1, chunk / 8};
+  for (int64_t c = 0; c < D / chunk; ++c) {
+    Value acc = LLVM::UndefOp::create(lb, ll, f32Struct(ctx, chunk / 2));
+    Value kChunk = advance(e, kN, e.idx(c * chunk * 2 / layout.k.panel *
+                                        layout.k.panelStride()));
+    NVVM::WgmmaFenceAlignedOp::create(lb, ll);
+    for (int64_t ks = 0; ks < 64 / 16; ++ks)
+      acc = wgmmaShared(
+          e, acc, advance(e, dsA, e.idx(layout.ds.kStepOffset(ks, true))),
+          advance(e, kChunk, e.idx(layout.k.kStepOffset(ks, true))), chunk,
+          /*first=*/ks == 0, /*mMajorA=*/true, /*nMajorB=*/true);
+    NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
+    if (c == 0) {
+      // Every product reading Q and dO is done: the stage is free.
+      dV = waitGroup(e, dV, 0);
+      dK = waitGroup(e, dK, 0);
+    }
+    SmallVector<Value> dq = waitGroup(e, unpack(e, acc, chunk / 2), 0);
+    if (c == 0)
+      arriveBarrier(e, e.add(e.idx(layout.empty()), stage));
+    // Rows q0 + 16 warp + g + 8 r (line + 8 r), columns c chunk + 8 n + 2t
+    // + h.
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = e.add(q0, e.add(line, e.idx(8 * r)));
+      auto add = [&](KB &x) {
+        for (int64_t n = 0; n < ql.nTiles; ++n)
+          for (int64_t h = 0; h < 2; ++h) {
+            Value col = x.add(x.idx(c * chunk + 8 * n + h), t2);
+            Value v = dq[ql.index(0, n, 2 * r + h)];
+            if (scale != 1.0)
+              v = x.fmul(v, x.f32(scale));
+            memref::AtomicRMWOp::create(x.b, x.loc, arith::AtomicRMWKind::addf,
+                                        v, dqAccum,
+                                        ValueRange{bi, hi, row, col});
+          }
+      };
+      if (masked && queryTail)
+        ifThen(e, e.ult(row, e.idx(plan.Nq)), add);
+      else
+        add(e);
+    }
+  }
+  SmallVector<Value> out(dK);
+  out.append(dV);
+  scf::YieldOp::create(lb, ll, out);
+}
+
+void WgmmaBackwardKernel::emitConsumers(OpBuilder &cb, Value wgAll,
+                                        int64_t registers) {
+  KB c{cb, loc};
+  NVVM::SetMaxRegisterOp::create(cb, loc, registers,
+                                 NVVM::SetMaxRegisterAction::increase);
+  const int64_t D = plan.D, Dv = plan.Dv;
+  wg = c.sub(wgAll, c.idx(1));
+  Value warp = c.remu(c.divu(tid, 32), 4);
+  Value lane = c.remu(tid, 32);
+  g = c.divu(lane, 4);
+  t = c.remu(lane, 4);
+  t2 = c.mul(t, c.idx(2));
+  line = c.add(c.mul(warp, c.idx(16)), g);
+  keyRow = c.add(c.add(key0, c.mul(wg, c.idx(64))), line);
+  const TileLayout &kt = layout.k, &vt = layout.v, &qt = layout.q,
+                   &dOt = layout.dO, &dst = layout.ds;
+  auto at = [&](int64_t offset, Value extra) {
+    return c.add(c.add(bufAddress, c.idx(offset)), extra);
+  };
+  Value zero = c.idx(0);
+  Value kRows = c.mul(wg, c.idx(64 * kt.panel));
+  kA = descriptor(c, at(0, kRows), kt.descriptorBits(false));
+  kN = descriptor(c, at(0, kRows), kt.descriptorBits(true));
+  vA = descriptor(c, at(layout.vOffset(), c.mul(wg, c.idx(64 * vt.panel))),
+                  vt.descriptorBits(false));
+  qK = descriptor(c, at(layout.qOffset(), zero), qt.descriptorBits(false));
+  qN = descriptor(c, at(layout.qOffset(), zero), qt.descriptorBits(true));
+  dOK = descriptor(c, at(layout.dOOffset(), zero), dOt.descriptorBits(false));
+  dON = descriptor(c, at(layout.dOOffset(), zero), dOt.descriptorBits(true));
+  dsA = descriptor(
+      c, at(layout.dsOffset(), c.mul(wg, c.idx(layout.aligned(dst)))),
+      dst.descriptorBits(true));
+
+  // K and V of the key block.
+  waitLanded(c, c.idx(layout.kvFull()), zero);
+  SmallVector<Value> init(D / 2 + Dv / 2, c.f32(0.0));
+  auto heads = scf::ForOp::create(
+      cb, loc, c.idx(0), c.idx(plan.G), c.idx(1), init,
+      [&](OpBuilder &hb, Location hl, Value gi, ValueRange iter) {
+        KB h{hb, hl};
+        Value hi = h.add(h.mul(kvh, h.idx(plan.G)), gi);
+        SmallVector<Value> state = runQueryBlocks(
+            h, plan, key0, lastKeyBlock, BK, BQ, qbBegin, qbEnd, iter,
+            [&](bool masked, OpBuilder &lb, Location ll, Value qb,
+                ValueRange blockIter) {
+              KB e{lb, ll};
+              queryBlock(masked, lb, ll, hi, ringIndex(e, gi, qb), qb,
+                         blockIter);
+            });
+        scf::YieldOp::create(hb, hl, state);
+      });
+
+  // dK (times the gradient scale) and dV of the thread's rows within Nk:
+  // pairs at rows keyRow + 8 r, columns 8 n + 2t.
+  const double scale = backwardGradientScale(plan.op);
+  ValueRange acc = heads.getResults();
+  auto store = [&](KB &e, Value dst, ValueRange frag, int64_t width,
+                   double factor, Value row, int64_t r) {
+    const FragmentLayout fl{1, width / 8};
+    for (int64_t n = 0; n < fl.nTiles; ++n) {
+      Value x = frag[fl.index(0, n, 2 * r)],
+            y = frag[fl.index(0, n, 2 * r + 1)];
+      if (factor != 1.0) {
+        x = e.fmul(x, e.f32(factor));
+        y = e.fmul(y, e.f32(factor));
+      }
+      vector::StoreOp::create(
+          e.b, e.loc, packPair(e, elt, x, y), dst,
+          ValueRange{bi, kvh, row, e.add(e.idx(8 * n), t2)},
+          /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+  };
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = c.add(keyRow, c.idx(8 * r));
+    auto both = [&](KB &e) {
+      store(e, dk, acc.take_front(D / 2), D, scale, row, r);
+      store(e, dv, acc.drop_front(D / 2), Dv, 1.0, row, r);
+    };
+    if (keyTail)
+      ifThen(c, c.ult(row, c.idx(plan.Nk)), both);
+    else
+      both(c);
+  }
+}
+
+void WgmmaBackwardKernel::emit() {
+  setUpSharedMemory(b, loc, layout.barrierOffset() / 2);
+  Value kb = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  bi = k.divu(by, plan.Hkv);
+  kvh = k.remu(by, plan.Hkv);
+  key0 = k.mul(kb, k.idx(BK));
+  lastKeyBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kb,
+                                       k.idx(plan.numKB - 1));
+  std::tie(qbBegin, qbEnd) = queryBlockRange(k, plan, key0, BK, BQ);
+  nqb = k.max(k.sub(qbEnd, qbBegin), k.idx(0));
+
+  // The mbarriers: K/V full takes the producer's 128 cp.async arrivals of
+  // each tile, a stage's full its Q's and dO's, a stage's empty every
+  // consumer thread.
+  ifThen(k, isEqual(k, tid, 0), [&](KB &x) {
+    initBarrier(x, layout.kvFull(), 2 * kProducerThreads);
+    for (int64_t st = 0; st < layout.stages; ++st) {
+      initBarrier(x, layout.full() + st, 2 * kProducerThreads);
+      initBarrier(x, layout.empty() + st, 32 * plan.cfg.warps);
+    }
+    NVVM::FenceMbarrierInitOp::create(x.b, x.loc);
+  });
+  gpu::BarrierOp::create(b, loc);
+
+  const RegisterSplit split = registerSplit(consumers());
+  // The warpgroup index, warp-uniform for ptxas (a shuffle from lane 0),
+  // as the forward's.
+  Value wgAll = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(b, loc,
+                             arith::IndexCastUIOp::create(
+                                 b, loc, b.getI32Type(), k.divu(tid, 128)),
+                             0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult());
+  scf::IfOp roles = scf::IfOp::create(b, loc, isEqual(k, wgAll, 0),
+                                      /*withElseRegion=*/true);
+  OpBuilder pb = roles.getThenBodyBuilder();
+  emitProducer(pb, split.producer);
+  OpBuilder cb = roles.getElseBodyBuilder();
+  emitConsumers(cb, wgAll, split.consumer);
+  b.setInsertionPointAfter(roles);
+  gpu::ReturnOp::create(b, loc);
+}
+} // namespace
+
+void attnfuse::gpu_kernels::emitWgmmaBackward(KernelPlan &plan,
+                                              gpu::GPUFuncOp func) {
+  // setmaxnreg needs the register count at entry, which ptxas derives from
+  // the CTAs per SM (otherwise it ignores setmaxnreg and spills at 168).
+  func->setAttr("nvvm.minctasm",
+                OpBuilder(func).getI32IntegerAttr(
+                    std::max<int64_t>(plan.cfg.minCtasPerSM, 1)));
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  WgmmaBackwardKernel(plan, b, plan.op.getLoc(), func.getArguments()).emit();
+}

@@ -1,0 +1,79 @@
+// attn.attention_backward on the wgmma family, the default on sm_90a. Three
+// launches: the simt family's pre-pass (Di, the dQ accumulator zeroed) and
+// dQ conversion around the wgmma backward, one CTA per (key block of 2
+// consumer warpgroups x 64 keys, batch * KV head): grid (ceil(130 / 128),
+// 2 * 2), 384 threads (the producer warpgroup first). The producer loads K,
+// V and the Q, dO stages by cp.async into swizzled tiles (mbarriers); the
+// consumers compute S^T and dP^T (wgmma, both operands from shared memory;
+// dP^T onto -Di), dV and dK (A: P^T and dS^T in registers, B N-major) and
+// dQ (A: dS^T from shared memory, M-major; B: K N-major), and add dQ by f32
+// atomics. GQA (4 query heads on 2 KV heads), causal bottom-right, tails of
+// Nq = 100 and Nk = 130. On another chip the family falls back to mma_sync.
+// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="chip=sm_80 mma=wgmma" 2>&1 | FileCheck %s --check-prefix=SM80
+// The whole pipeline to PTX, which ptxas assembles for sm_90a without
+// spills (setmaxnreg takes effect: the kernel states its CTAs per SM).
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir 2>/dev/null
+// RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// The host plan on the stand-in driver: the launches, grids, blocks and the
+// backward's dynamic shared memory (1024 of alignment slack; K, V: 128 x
+// 128 bytes each; Q, dO: 2 stages x 64 x 128; dS^T: 2 warpgroups x 64 x
+// 128; 5 mbarriers).
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
+
+// CHECK-NOT: remark
+// CHECK-LABEL: func.func @f(
+// CHECK: gpu.launch_func @attn_kernels::@attn_fwd_0_bwd_pre
+// CHECK: gpu.launch_func @attn_kernels::@attn_fwd_0_bwd
+// CHECK-SAME: dynamic_shared_memory_size
+// CHECK: gpu.launch_func @attn_kernels::@attn_fwd_0_bwd_dq
+
+// CHECK: gpu.func @attn_fwd_0_bwd_pre(
+// CHECK-SAME: attn.family = "wgmma"
+// CHECK: gpu.func @attn_fwd_0_bwd(
+// CHECK-SAME: attn.args = ["q", "k", "v", "do", "lse", "di", "dq_accum", "dk", "dv"]
+// CHECK-SAME: attn.block = array<i64: 384, 1, 1>
+// CHECK-SAME: attn.config = array<i64: 64, 128, 1, 64>
+// CHECK-SAME: attn.dynamic_shared = 82984 : i64
+// CHECK-SAME: attn.family = "wgmma", attn.grid = array<i64: 2, 4, 1>
+// CHECK-SAME: nvvm.minctasm = 1 : i32
+// CHECK: nvvm.setmaxregister {{ *}}decrease 40
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.setmaxregister {{ *}}increase 232
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: llvm.nvvm.ex2.approx.ftz.f
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// CHECK: memref.atomic_rmw addf
+// CHECK: gpu.func @attn_fwd_0_bwd_dq(
+
+// PTX: .entry attn_fwd_0_bwd(
+// PTX: .minnctapersm 1
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX: atom.global.add.f32
+
+// PTXAS: Function properties for attn_fwd_0_bwd
+// PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// SM80: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: wgmma needs sm_90a, the target is sm_80
+// SM80: gpu.func @attn_fwd_0_bwd(
+// SM80-SAME: attn.family = "mma_sync"
+
+// MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=25,1,1 block=256,1,1 shared=0
+// MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=2,4,1 block=384,1,1 shared=82984
+// MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd_dq grid=200,1,1 block=256,1,1 shared=0
+// MOCK: check=none: RAN
+func.func @f(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x2x130x64xbf16>, %v: tensor<2x2x130x64xbf16>,
+             %o: tensor<2x4x100x64xbf16>, %lse: tensor<2x4x100xf32>, %do: tensor<2x4x100x64xbf16>)
+    -> (tensor<2x4x100x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x64xbf16>) {
+  %dq, %dk, %dv = attn.attention_backward
+      ins(%q, %k, %v : tensor<2x4x100x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x64xbf16>)
+      grad(%o, %lse, %do : tensor<2x4x100x64xbf16>, tensor<2x4x100xf32>, tensor<2x4x100x64xbf16>)
+      {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>}
+      -> tensor<2x4x100x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x64xbf16>
+  return %dq, %dk, %dv : tensor<2x4x100x64xbf16>, tensor<2x2x130x64xbf16>, tensor<2x2x130x64xbf16>
+}
