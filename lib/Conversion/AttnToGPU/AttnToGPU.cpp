@@ -122,14 +122,10 @@ static void approximateScoreMath(gpu::GPUFuncOp func) {
       div.erase();
       continue;
     }
-    auto approx = LLVM::InlineAsmOp::create(
-        b, op->getLoc(), TypeRange{b.getF32Type()},
-        ValueRange{op->getOperand(0)}, "tanh.approx.f32 $0, $1;", "=f,f",
-        /*has_side_effects=*/false, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
-    op->replaceAllUsesWith(approx->getResults());
+    KB k{b, op->getLoc()};
+    Value approx = inlinePtx(k, b.getF32Type(), op->getOperand(0),
+                             "tanh.approx.f32 $0, $1;", "=f,f", /*pure=*/true);
+    op->getResult(0).replaceAllUsesWith(approx);
     op->erase();
   }
 }

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -149,6 +150,22 @@ struct KB {
 inline llvm::MaybeAlign align4(Value buf) {
   Type t = cast<MemRefType>(buf.getType()).getElementType();
   return llvm::MaybeAlign(4 * t.getIntOrFloatBitWidth() / 8);
+}
+
+/// Inline PTX (AT&T dialect) of `operands` under `constraints`, with side
+/// effects unless `pure`; its result (null for a `result` type of none):
+/// the instructions MLIR's NVVM dialect lacks (wgmma with a register A,
+/// cp.async.bulk.tensor with 32-bit addresses, tanh.approx.f32).
+inline Value inlinePtx(KB &e, Type result, ValueRange operands,
+                       StringRef asmString, StringRef constraints,
+                       bool pure = false) {
+  auto op = LLVM::InlineAsmOp::create(
+      e.b, e.loc, result ? TypeRange(result) : TypeRange(), operands, asmString,
+      constraints, /*has_side_effects=*/!pure,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return result ? op.getResult(0) : Value();
 }
 
 } // namespace attnfuse::gpu_kernels

@@ -53,18 +53,6 @@ void attnfuse::gpu_kernels::ifThen(KB &e, Value cond,
   });
 }
 
-Value attnfuse::gpu_kernels::inlinePtx(KB &e, Type result, ValueRange operands,
-                                       StringRef asmString,
-                                       StringRef constraints) {
-  auto op = LLVM::InlineAsmOp::create(
-      e.b, e.loc, result ? TypeRange(result) : TypeRange(), operands, asmString,
-      constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(e.b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  return result ? op.getResult(0) : Value();
-}
-
 Value attnfuse::gpu_kernels::isEqual(KB &e, Value x, int64_t c) {
   return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
                                e.idx(c));

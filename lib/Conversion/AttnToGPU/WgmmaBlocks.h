@@ -16,7 +16,7 @@
 //                  memory, or A in registers) and their wait; turns among
 //                  the consumer warpgroups on named barriers
 //
-// Free functions below: inline PTX, i32 operands, the async-proxy fence,
+// Free functions below: i32 operands, the async-proxy fence,
 // matrix descriptors. Internal to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
@@ -96,10 +96,6 @@ struct TileLayout {
 
 /// Emits `fn` under scf.if `cond`.
 void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn);
-/// Inline PTX (AT&T dialect, with side effects) of `operands` under
-/// `constraints`; its result (null for a `result` type of none).
-Value inlinePtx(KB &e, Type result, ValueRange operands, StringRef asmString,
-                StringRef constraints);
 /// x == c.
 Value isEqual(KB &e, Value x, int64_t c);
 Value i32Constant(KB &e, int64_t v);
