@@ -615,7 +615,12 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
     AttentionBackwardOp op, Operation *gpuModuleOp, StringRef kernelName,
     const AttentionKernelOptions &options) {
   auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
-  const KernelFamily *family = lookupKernelFamily(options.mma, options.chip);
+  // The wgmma backward is taken by name (mma=wgmma) until it has run on the
+  // GPU; mma=auto's backward on sm_90a is mma_sync's (docs/GPU.md).
+  const KernelFamily *family =
+      options.mma == "auto" && isWgmmaChip(options.chip)
+          ? &getMmaSyncFamily()
+          : lookupKernelFamily(options.mma, options.chip);
   if (!family)
     return op.emitOpError()
            << "convert-attn-to-gpu: unknown mma family '" << options.mma

@@ -1,4 +1,6 @@
-// attn.attention_backward on the wgmma family, the default on sm_90a. Three
+// attn.attention_backward on the wgmma family, named (mma=wgmma: mma=auto's
+// backward on sm_90a stays mma_sync's until the wgmma backward has run on
+// the GPU; the AUTO lines). Three
 // launches: the simt family's pre-pass (Di, the dQ accumulator zeroed) and
 // dQ conversion around the wgmma backward, one CTA per (key block of 2
 // consumer warpgroups x 64 keys, batch * KV head): grid (ceil(130 / 128),
@@ -9,12 +11,16 @@
 // dQ (A: dS^T from shared memory, M-major; B: K N-major), and add dQ by f32
 // atomics. GQA (4 query heads on 2 KV heads), causal bottom-right, tails of
 // Nq = 100 and Nk = 130. On another chip the family falls back to mma_sync.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma 2>&1 | FileCheck %s
+// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s --check-prefix=AUTO
+// Deterministic mode is not the wgmma backward's (atomics): mma_sync's, then
+// simt's, with a remark each.
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma deterministic=true" 2>&1 | FileCheck %s --check-prefix=DET
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="chip=sm_80 mma=wgmma" 2>&1 | FileCheck %s --check-prefix=SM80
 // The whole pipeline to PTX, which ptxas assembles for sm_90a without
 // spills (setmaxnreg takes effect: the kernel states its CTAs per SM).
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir 2>/dev/null
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa mma=wgmma" -o %t.mlir 2>/dev/null
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -22,7 +28,7 @@
 // backward's dynamic shared memory (1024 of alignment slack; K, V: 128 x
 // 128 bytes each; Q, dO: 2 stages x 64 x 128; dS^T: 2 warpgroups x 64 x
 // 128; 5 mbarriers).
-// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none --pipeline-options=mma=wgmma 2>&1 | FileCheck %s --check-prefix=MOCK
 
 // CHECK-NOT: remark
 // CHECK-LABEL: func.func @f(
@@ -58,6 +64,13 @@
 
 // PTXAS: Function properties for attn_fwd_0_bwd
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// DET: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: its backward adds dQ by atomics (deterministic=true: simt's dQ kernel)
+// DET: remark: convert-attn-to-gpu: mma=mma_sync falls back to simt
+
+// AUTO-NOT: remark
+// AUTO: gpu.func @attn_fwd_0_bwd(
+// AUTO-SAME: attn.family = "mma_sync"
 
 // SM80: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: wgmma needs sm_90a, the target is sm_80
 // SM80: gpu.func @attn_fwd_0_bwd(

@@ -5,6 +5,7 @@
 // bottom-right (key blocks a row cannot see are skipped), Nq != Nk with
 // tails of both the key blocks and the rows, Dqk != Dv.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=3
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=3 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=3 --pipeline-options="mma=simt block-k=32"
 // Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=3 --pipeline-options="deterministic=true"

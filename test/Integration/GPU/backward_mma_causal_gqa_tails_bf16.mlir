@@ -7,6 +7,7 @@
 // key blocks; 128 keys (8 warps, the default) or 64 (4 warps) per CTA, 64
 // or 128 query rows per step.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync block-q=128"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=11 --pipeline-options="mma=mma_sync warps=4 block-q=64"

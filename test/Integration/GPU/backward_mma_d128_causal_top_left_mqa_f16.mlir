@@ -4,6 +4,7 @@
 // both; the defaults (8 warps: 128 keys per CTA, block-q 64) and 4 warps
 // (64 keys) with block-q 128 and 64.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=mma_sync warps=4 block-q=128"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=mma_sync warps=4"

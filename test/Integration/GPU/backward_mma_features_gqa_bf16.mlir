@@ -7,6 +7,7 @@
 // blocks, then the mma_sync forward and backward with 4 warps (the
 // backward's 64-key blocks).
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=7
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=7 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=8 --pipeline-options="mma=mma_sync warps=4"
 func.func @f(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x2x130x64xbf16>, %v: tensor<2x2x130x64xbf16>,
              %do: tensor<2x4x100x64xbf16>, %bias: tensor<1x4x100x130xbf16>,

@@ -4,6 +4,7 @@
 // key blocks 128.. and 256.. have an empty query-block range and must store
 // zeros for dK and dV), MQA, f16, 8 and 4 warps.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=15
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=15 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=15 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=15 --pipeline-options="mma=mma_sync warps=4"
 func.func @f(%q: tensor<1x2x70x64xf16>, %k: tensor<1x1x300x64xf16>, %v: tensor<1x1x300x64xf16>,

@@ -3,6 +3,7 @@
 // block unmasked (no tails), 8 to 32 query blocks per CTA through the
 // two-stage Q/dO ring, bf16, d = 64.
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync block-q=128"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=14 --pipeline-options="mma=mma_sync warps=4"

@@ -3,6 +3,7 @@
 // blocks skipped on both sides of a key block, both edges masked), Dqk = 128
 // != Dv = 64, bf16, Nq = Nk = 200 (tails).
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=13
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=13 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=13 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=13 --pipeline-options="mma=mma_sync warps=8 block-q=128"
 func.func @f(%q: tensor<2x2x200x128xbf16>, %k: tensor<2x2x200x128xbf16>, %v: tensor<2x2x200x64xbf16>,

@@ -7,6 +7,7 @@
 // and a multiplication by 1 / cap
 // (approx-score-mod=false), and the simt backward:
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="approx-score-mod=false"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=5 --pipeline-options="mma=simt"
 // Deterministic mode (dQ summed in order by a kernel of its own, no atomics):

@@ -5,6 +5,7 @@
 // gradients), f16, Nq = Nk = 200 (tails).
 // The mma_sync backward (the default) and the simt backward:
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=6
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=6 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=6 --pipeline-options="mma=simt"
 // Deterministic mode (dQ summed in order by a kernel of its own, no atomics):
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=6 --pipeline-options="deterministic=true"
