@@ -120,7 +120,7 @@ for t in "${files[@]}"; do
     cmd="${cmd//%s/$t}"; cmd="${cmd//%S/$dir}"
     cmd="$BIN/$cmd"
     if out=$(eval "$cmd" 2>&1); then s=PASS; else s=FAIL; fail=1; fi
-    echo "$s $(basename "$t"): ${out##*$'\n'}"
+    echo "$s $(basename "$t") [${line#*--check=}]: ${out##*$'\n'}"
   done < <(grep -E "^// RUN: attnfuse-run" "$t")
 done
 exit $fail
