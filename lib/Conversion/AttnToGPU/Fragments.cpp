@@ -30,6 +30,17 @@ std::string attnfuse::gpu_kernels::getTensorCoreUnsupportedReason(
   return "";
 }
 
+std::string attnfuse::gpu_kernels::getTensorCoreBackwardUnsupportedReason(
+    const KernelPlan &plan) {
+  Type elt = plan.elementType;
+  if (!elt.isBF16() && !elt.isF16())
+    return "its backward takes bf16/f16 only";
+  if (plan.cfg.deterministic)
+    return "its backward adds dQ by atomics (deterministic=true: simt's dQ "
+           "kernel)";
+  return "";
+}
+
 Value attnfuse::gpu_kernels::exp2Approx(KB &e, Value x) {
   return LLVM::CallIntrinsicOp::create(
              e.b, e.loc, e.b.getF32Type(),

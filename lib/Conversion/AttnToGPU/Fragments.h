@@ -43,6 +43,9 @@ inline int64_t paddedHeadDim(int64_t d) { return llvm::alignTo(d, 16); }
 /// head dims up to 256 (the widest n of an instruction); any head dim below
 /// (those that are not multiples of 8 are copied element by element).
 std::string getTensorCoreUnsupportedReason(const KernelPlan &plan);
+/// What both tensor-core backwards need (empty when `plan` has it):
+/// bf16/f16, and atomics for dQ (deterministic=true: simt's dQ kernel).
+std::string getTensorCoreBackwardUnsupportedReason(const KernelPlan &plan);
 
 /// 2^x by ex2.approx.ftz.f32 (FlashAttention's choice): without .ftz,
 /// ptxas wraps every MUFU.EX2 in a subnormal range check (FSETP and two

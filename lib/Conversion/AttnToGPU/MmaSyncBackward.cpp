@@ -67,12 +67,9 @@ using namespace attnfuse::gpu_kernels;
 
 std::string attnfuse::gpu_kernels::getMmaSyncBackwardUnsupportedReason(
     const KernelPlan &plan) {
-  Type elt = plan.elementType;
-  if (!elt.isBF16() && !elt.isF16())
-    return "its backward takes bf16/f16 only";
-  if (plan.cfg.deterministic)
-    return "its backward adds dQ by atomics (deterministic=true: simt's dQ "
-           "kernel)";
+  if (std::string why = getTensorCoreBackwardUnsupportedReason(plan);
+      !why.empty())
+    return why;
   const int64_t multiple = 16 * getBackwardColumnParts(plan);
   if (plan.D % multiple != 0 || plan.Dv % multiple != 0 || plan.D > 256 ||
       plan.Dv > 256)

@@ -70,12 +70,9 @@ using namespace attnfuse::gpu_kernels;
 
 std::string attnfuse::gpu_kernels::getWgmmaBackwardUnsupportedReason(
     const KernelPlan &plan) {
-  Type elt = plan.elementType;
-  if (!elt.isBF16() && !elt.isF16())
-    return "its backward takes bf16/f16 only";
-  if (plan.cfg.deterministic)
-    return "its backward adds dQ by atomics (deterministic=true: simt's dQ "
-           "kernel)";
+  if (std::string why = getTensorCoreBackwardUnsupportedReason(plan);
+      !why.empty())
+    return why;
   if (plan.D % 16 != 0 || plan.Dv % 16 != 0 || plan.D > 128 || plan.Dv > 128)
     return ("its backward takes head dims that are multiples of 16 up to 128 "
             "(Dqk = " +
@@ -524,22 +521,11 @@ void WgmmaBackwardKernel::emit() {
   gpu::BarrierOp::create(b, loc);
 
   const RegisterSplit split = registerSplit(consumers());
-  // The warpgroup index, warp-uniform for ptxas (a shuffle from lane 0),
-  // as the forward's.
-  Value wgAll = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      gpu::ShuffleOp::create(b, loc,
-                             arith::IndexCastUIOp::create(
-                                 b, loc, b.getI32Type(), k.divu(tid, 128)),
-                             0, 32, gpu::ShuffleMode::IDX)
-          .getShuffleResult());
-  scf::IfOp roles = scf::IfOp::create(b, loc, isEqual(k, wgAll, 0),
-                                      /*withElseRegion=*/true);
-  OpBuilder pb = roles.getThenBodyBuilder();
-  emitProducer(pb, split.producer);
-  OpBuilder cb = roles.getElseBodyBuilder();
-  emitConsumers(cb, wgAll, split.consumer);
-  b.setInsertionPointAfter(roles);
+  splitRoles(
+      b, loc, [&](OpBuilder &pb) { emitProducer(pb, split.producer); },
+      [&](OpBuilder &cb, Value wgAll) {
+        emitConsumers(cb, wgAll, split.consumer);
+      });
   gpu::ReturnOp::create(b, loc);
 }
 } // namespace

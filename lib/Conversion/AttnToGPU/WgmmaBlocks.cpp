@@ -185,6 +185,26 @@ void WgmmaBlocks::setUpSharedMemory(OpBuilder &b, Location loc,
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
 }
 
+void WgmmaBlocks::splitRoles(OpBuilder &b, Location loc,
+                             function_ref<void(OpBuilder &)> producer,
+                             function_ref<void(OpBuilder &, Value)> consumers) {
+  KB k{b, loc};
+  Value wgAll = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(b, loc,
+                             arith::IndexCastUIOp::create(
+                                 b, loc, b.getI32Type(), k.divu(tid, 128)),
+                             0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult());
+  scf::IfOp roles = scf::IfOp::create(b, loc, isEqual(k, wgAll, 0),
+                                      /*withElseRegion=*/true);
+  OpBuilder pb = roles.getThenBodyBuilder();
+  producer(pb);
+  OpBuilder cb = roles.getElseBodyBuilder();
+  consumers(cb, wgAll);
+  b.setInsertionPointAfter(roles);
+}
+
 Value WgmmaBlocks::barrierAddress(KB &e, Value index) {
   return e.add(e.add(bufAddress, e.idx(barrierOffset)), e.mul(index, e.idx(8)));
 }

@@ -150,6 +150,15 @@ public:
   /// shared-memory address), and the thread id `tid`.
   void setUpSharedMemory(OpBuilder &b, Location loc, int64_t elements);
 
+  /// The warp-specialized split, at the insertion point of `b`: the
+  /// warpgroup index made warp-uniform for ptxas by a shuffle from lane 0
+  /// (otherwise it allocates both roles' registers at the entry cap), then
+  /// one branch per role, as setmaxnreg needs: warpgroup 0 runs `producer`,
+  /// the others `consumers` (with the index, 1 ..); `b` ends after them.
+  void splitRoles(OpBuilder &b, Location loc,
+                  function_ref<void(OpBuilder &)> producer,
+                  function_ref<void(OpBuilder &, Value)> consumers);
+
   /// The mbarrier `index` as a shared-memory pointer, and its address.
   Value barrier(KB &e, Value index);
   Value barrierAddress(KB &e, Value index);

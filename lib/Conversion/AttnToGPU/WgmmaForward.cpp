@@ -676,23 +676,11 @@ void WgmmaForwardKernel::emit() {
   // Registers: the producer gives up what the consumers take (one branch
   // per role, as setmaxnreg needs; RegisterSplit).
   const RegisterSplit split = registerSplit(consumers());
-  // The warpgroup index, made warp-uniform for ptxas by a shuffle from lane
-  // 0 (otherwise it allocates both roles' registers at the entry cap).
-  Value wgAll = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      gpu::ShuffleOp::create(b, loc,
-                             arith::IndexCastUIOp::create(
-                                 b, loc, b.getI32Type(), k.divu(tid, 128)),
-                             0, 32, gpu::ShuffleMode::IDX)
-          .getShuffleResult());
-  scf::IfOp roles = scf::IfOp::create(b, loc, isEqual(k, wgAll, 0),
-                                      /*withElseRegion=*/true);
-
-  OpBuilder pb = roles.getThenBodyBuilder();
-  emitProducer(pb, split.producer);
-  OpBuilder cb = roles.getElseBodyBuilder();
-  emitConsumers(cb, wgAll, split.consumer);
-  b.setInsertionPointAfter(roles);
+  splitRoles(
+      b, loc, [&](OpBuilder &pb) { emitProducer(pb, split.producer); },
+      [&](OpBuilder &cb, Value wgAll) {
+        emitConsumers(cb, wgAll, split.consumer);
+      });
   gpu::ReturnOp::create(b, loc);
 }
 } // namespace
