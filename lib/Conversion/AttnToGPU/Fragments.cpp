@@ -458,23 +458,25 @@ void attnfuse::gpu_kernels::storeOutputs(
 // The backward's transposed tiles
 //===----------------------------------------------------------------------===//
 
-void attnfuse::gpu_kernels::negateLogSumExp(KB &e, MutableArrayRef<Value> lse) {
+/// lse times `factor` (< 0: -lse times a positive number) in place, -inf
+/// times the sign of -factor where lse = -inf (so that P = 0 follows).
+static void scaleLogSumExp(KB &e, double factor, MutableArrayRef<Value> lse) {
   for (Value &l : lse) {
     Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ,
                                         l, e.f32(kNegInf));
-    l = e.select(empty, e.f32(kNegInf), e.fmul(l, e.f32(-kLog2e)));
+    l = e.select(empty, e.f32(factor < 0 ? kNegInf : -kNegInf),
+                 e.fmul(l, e.f32(factor)));
   }
+}
+
+void attnfuse::gpu_kernels::negateLogSumExp(KB &e, MutableArrayRef<Value> lse) {
+  scaleLogSumExp(e, -kLog2e, lse);
 }
 
 void attnfuse::gpu_kernels::foldedLogSumExp(KB &e, double scale,
                                             MutableArrayRef<Value> lse) {
   assert(scale != 0.0 && "-lse / scale needs a scale");
-  for (Value &l : lse) {
-    Value empty = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ,
-                                        l, e.f32(kNegInf));
-    l = e.select(empty, e.f32(scale > 0 ? kNegInf : -kNegInf),
-                 e.fmul(l, e.f32(-1.0 / scale)));
-  }
+  scaleLogSumExp(e, -1.0 / scale, lse);
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::transposedProbabilities(

@@ -81,7 +81,7 @@ void emitIf(KB &k, Value cond, function_ref<void(KB &)> body) {
 /// thread of the grid takes part, those past the rows with zeros).
 void emitPrePassInPieces(const KernelPlan &plan, KernelArgs &args, KB &k) {
   const int64_t T = kPrePassThreadsPerRow, rows = plan.B * plan.Hq * plan.Nq;
-  const int64_t piece = 16 / (plan.elementType.getIntOrFloatBitWidth() / 8);
+  const int64_t piece = prePassPiece(plan);
   Value x = globalThreadIndex(k);
   Value r = k.divu(x, T), j = k.remu(x, T);
   Value inside = k.ult(r, k.idx(rows));
@@ -93,11 +93,11 @@ void emitPrePassInPieces(const KernelPlan &plan, KernelArgs &args, KB &k) {
   Value sum = k.f32(0.0);
   for (int64_t c0 = 0; c0 < plan.Dv; c0 += T * piece) {
     Value col = k.add(k.idx(c0), k.mul(j, k.idx(piece)));
-    Value valid = k.ult(col, k.idx(plan.Dv));
-    if (c0 + T * piece <= plan.Dv)
-      valid = inside;
-    else
-      valid = arith::AndIOp::create(k.b, k.loc, valid, inside);
+    Value valid = c0 + T * piece <= plan.Dv
+                      ? inside
+                      : arith::AndIOp::create(k.b, k.loc,
+                                              k.ult(col, k.idx(plan.Dv)),
+                                              inside);
     // Rows and pieces past the ends read the last ones (in bounds) and add
     // nothing.
     SmallVector<Value> at = {bi, hi, qi,
@@ -493,9 +493,12 @@ void SimtBackwardDQKernel::emit() {
 }
 } // namespace
 
+int64_t attnfuse::gpu_kernels::prePassPiece(const KernelPlan &plan) {
+  return 16 / (plan.elementType.getIntOrFloatBitWidth() / 8);
+}
+
 bool attnfuse::gpu_kernels::prePassInPieces(const KernelPlan &plan) {
-  const int64_t piece = 16 / (plan.elementType.getIntOrFloatBitWidth() / 8);
-  return plan.Dv % piece == 0 && plan.D % 4 == 0;
+  return plan.Dv % prePassPiece(plan) == 0 && plan.D % 4 == 0;
 }
 
 LaunchShape

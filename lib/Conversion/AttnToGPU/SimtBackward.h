@@ -25,6 +25,8 @@ constexpr int64_t kPrePassThreadsPerRow = 8;
 /// Whether the pre-pass of `plan` reads its rows in 16-byte pieces: Dv
 /// elements and Dqk f32 of the accumulator in whole pieces.
 bool prePassInPieces(const KernelPlan &plan);
+/// The elements of dO and O in a 16-byte piece.
+int64_t prePassPiece(const KernelPlan &plan);
 
 /// The launch of a backward kind: the backward one CTA per (key block,
 /// batch * KV head), plan.threads threads; the pre-pass and the conversion

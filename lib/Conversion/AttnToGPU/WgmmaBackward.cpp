@@ -311,14 +311,12 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       e, sl, p, dp, z, seed ? columnValues(di) : SmallVector<Value>(), dtds);
   // The A operands of dV += (P Z)^T dO and dK += dS^T Q (P and dS^T in f32
   // are dead after them).
+  SmallVector<Value> pz(p);
+  if (seed)
+    for (int64_t at = 0; at < sl.size(); ++at)
+      pz[at] = e.fmul(p[at], z[at]);
   SmallVector<Value> pOps, dsOps;
   for (int64_t ks = 0; ks < BQ / 16; ++ks) {
-    SmallVector<Value> pz(p);
-    if (seed)
-      for (int64_t n = 2 * ks; n < 2 * ks + 2; ++n)
-        for (int64_t i = 0; i < 4; ++i)
-          pz[sl.index(0, n, i)] =
-              e.fmul(p[sl.index(0, n, i)], z[sl.index(0, n, i)]);
     pOps.append(transposedOperands(e, elt, sl, pz, ks));
     dsOps.append(transposedOperands(e, elt, sl, ds, ks));
   }
