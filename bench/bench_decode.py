@@ -27,9 +27,11 @@ first line gives the device-to-device copy bandwidth of 1 GiB (bytes read
 + written / time), the ceiling.
 
 usage: PYTHONPATH=bundle/python python3 bench/bench_decode.py
-           [--quick] [--only SUBSTR] [--json OUT]
+           [--quick] [--only SUBSTR] [--json OUT] [--variant OPTS]...
 (--quick: the B = 8 rows; --only: the rows whose name, e.g. b8_nk8192_nq16,
-contains SUBSTR; --json: all rows to OUT)
+contains SUBSTR; --json: all rows to OUT; --variant: one more attnfuse
+column per option string, e.g. "mma=mma_sync kv-splits=8", compiled with
+attnfuse.torch.kernel_options)
 """
 import argparse
 import json
@@ -86,7 +88,7 @@ def references(q, k, v, mask):
     return outs[0], (outs[1] - outs[0]).abs().max().item()
 
 
-def run_row(b, nk, nq, fa4):
+def run_row(b, nk, nq, fa4, variants=()):
     """One row: check, time, return its dict."""
     name = f"b{b}_nk{nk}_nq{nq}"
     q = torch.randn(b, HQ, nq, D, device="cuda", dtype=DTYPE)
@@ -103,6 +105,12 @@ def run_row(b, nk, nq, fa4):
     # Each returns O as [B, HQ, Nq, D] (a view for FA4).
     impls = {"attnfuse": lambda: aft.attention(
         q, k, v, causal=causal, alignment="bottom_right")}
+    for opts in variants:
+        def variant_call(opts=opts):
+            with aft.kernel_options(opts):
+                return aft.attention(q, k, v, causal=causal,
+                                     alignment="bottom_right")
+        impls["attnfuse " + opts] = variant_call
     if fa4 is not None:
         tq, tk, tv = (t.transpose(1, 2).contiguous() for t in (q, k, v))
 
@@ -183,6 +191,9 @@ def main():
     ap.add_argument("--only", metavar="SUBSTR",
                     help="rows whose name contains SUBSTR")
     ap.add_argument("--json", metavar="OUT", help="write all rows to OUT")
+    ap.add_argument("--variant", action="append", default=[],
+                    metavar="OPTS", help="an attnfuse column with these "
+                    "pipeline options")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     fa4 = None
@@ -202,7 +213,7 @@ def main():
         if args.only and args.only not in f"b{b}_nk{nk}_nq{nq}":
             continue
         try:
-            row = run_row(b, nk, nq, fa4)
+            row = run_row(b, nk, nq, fa4, args.variant)
         except Exception as e:  # e.g. out of memory: the next row
             row = dict(name=f"b{b}_nk{nk}_nq{nq}", B=b, Nk=nk, Nq=nq,
                        row_error=repr(e)[:200])
@@ -211,7 +222,8 @@ def main():
         print(json.dumps(row), flush=True)
     cols = [(key, title) for key, title in COLS
             if key != "fa4" or fa4 is not None]
-    peers = [key for key, _ in cols if key != "attnfuse"]
+    cols[1:1] = [("attnfuse " + o, o) for o in args.variant]
+    peers = [key for key, _ in cols if not key.startswith("attnfuse")]
     print(f"\nGPU: {torch.cuda.get_device_name()}, torch {torch.__version__};"
           f" bf16 decode, GQA {HQ}/{HKV}, d = {D}; GB/s of K and V read "
           "once (median over batches of back-to-back calls)")

@@ -60,7 +60,8 @@ class AttentionConfig:
     [B, Hq, Nq, Nk] (None: no bias). dropout_p: the probability of dropping
     (the kernels take the seed at launch). deterministic: the backward
     sums dQ in a fixed order (bitwise-equal reruns) instead of by f32
-    atomics."""
+    atomics. options: more pipeline options for every kernel (a tuning
+    knob: the family, kv-splits, ...; part of the cache key)."""
     dtype: str
     batch: int
     heads_q: int
@@ -78,11 +79,15 @@ class AttentionConfig:
     dropout_p: float = 0.0
     chip: str = "sm_90a"
     deterministic: bool = False
+    options: str = ""
 
     def kernel_options(self, which: str) -> str:
-        """attn-lower-to-nvvm-pipeline's options for `which` kernels."""
-        return ("deterministic=true"
-                if which == "backward" and self.deterministic else "")
+        """attn-lower-to-nvvm-pipeline's options for `which` kernels:
+        deterministic mode for the backward, then `options` (e.g.
+        "mma=mma_sync kv-splits=8"; docs/Pipelines.md)."""
+        det = ("deterministic=true"
+               if which == "backward" and self.deterministic else "")
+        return " ".join(o for o in (det, self.options) if o)
 
     def __post_init__(self):
         def fail(why):

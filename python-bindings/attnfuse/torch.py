@@ -43,10 +43,34 @@ import torch
 from . import attention_kernels as _kernels
 from . import cuda_launch as _launch
 
-__all__ = ["attention", "flash_attn_func"]
+__all__ = ["attention", "flash_attn_func", "kernel_options"]
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16",
            torch.float32: "f32"}
+
+# More attn-lower-to-nvvm-pipeline options for the kernels compiled from
+# here on (kernel_options).
+_options = ""
+
+
+class kernel_options:
+    """A context manager (and a setter, on entry) of more pipeline options
+    for the kernels that calls in its scope compile or take from the cache,
+    e.g. `with attnfuse.torch.kernel_options("mma=mma_sync kv-splits=8"):`
+    (docs/Pipelines.md's attn-lower-to-nvvm-pipeline options; they are part
+    of the cache key). A tuning knob: the defaults are chosen per shape."""
+
+    def __init__(self, options: str):
+        self.options = options
+
+    def __enter__(self):
+        global _options
+        self.saved, _options = _options, self.options
+        return self
+
+    def __exit__(self, *exc):
+        global _options
+        _options = self.saved
 
 
 def _chip(device: torch.device) -> str:
@@ -70,7 +94,7 @@ def _config(q, k, v, bias, causal, window_left, window_right, alignment,
         softcap=softcap, scale=scale,
         bias_shape=None if bias is None else tuple(bias.shape),
         dropout_p=dropout_p, chip=_chip(q.device),
-        deterministic=deterministic)
+        deterministic=deterministic, options=_options)
 
 
 def _ready(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -104,9 +128,21 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   alignment, softcap, scale, dropout_p, deterministic)
     o = q.new_empty(q.shape[:3] + (v.shape[3],))
     lse = q.new_empty(q.shape[:3], dtype=torch.float32)
-    _run(_kernels.get_kernels(cfg, "forward"),
-         {"q": q, "k": k, "v": v, "bias": bias, "seed": _seed_value(seed),
-          "o": o, "lse": lse}, q.device)
+    kernels = _kernels.get_kernels(cfg, "forward")
+    values = {"q": q, "k": k, "v": v, "bias": bias,
+              "seed": _seed_value(seed), "o": o, "lse": lse}
+    # Split keys (kv-splits): the forward's f32 partials of its grid z
+    # splits, batch index s * B + b, which the combine kernel merges
+    # (docs/GPU.md).
+    for kernel in kernels:
+        if "o_partial" in kernel.argument_names:
+            splits = kernel.grid[2]
+            values["o_partial"] = o.new_empty(
+                (splits * o.shape[0],) + tuple(o.shape[1:]),
+                dtype=torch.float32)
+            values["lse_partial"] = lse.new_empty(
+                (splits * lse.shape[0],) + tuple(lse.shape[1:]))
+    _run(kernels, values, q.device)
     return o, lse
 
 

@@ -95,16 +95,18 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     per-element mask. Options left at 0 take defaults per head dimension
     and features. The kernel's arguments: Q, K, V, [bias], [keep], [seed],
     [score_mod captures], O, lse, [tensor maps of Q, K, V, O: the wgmma
-    family's TMA]. See docs/GPU.md.
+    family's TMA]; where the mma_sync forward splits the keys (kv-splits,
+    FlashDecoding) it writes f32 partials instead of O and lse, and a
+    second kernel combines them. See docs/GPU.md.
 
     Besides the options below, the pass takes the kernel options declared
     once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
     forwarded by attn-lower-to-nvvm-pipeline): `chip`, `mma`, `block-q`,
     `block-k`, `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`,
-    `stages`, `persistent-ctas`, `tma`, `tma-store`, `q-buffers`,
-    `lazy-rescale`,
-    `shared-memory-limit` (`attnfuse-opt --help` lists them with their
-    meaning).
+    `stages`, `persistent-ctas`, `kv-splits`, `tma`, `tma-store`,
+    `q-buffers`, `lazy-rescale`, `deterministic`, `approx-score-mod`,
+    `report-cost`, `peak-tflops`, `peak-gbps`, `shared-memory-limit`
+    (`attnfuse-opt --help` lists them with their meaning).
   }];
   let options = [
     Option<"kernelPrefix", "kernel-prefix", "std::string",

@@ -261,6 +261,16 @@ int64_t attnfuse::sharedMemoryLimitForChip(StringRef chip) {
   return 227 * 1024;
 }
 
+int64_t attnfuse::multiprocessorCountForChip(StringRef chip) {
+  if (chip.starts_with("sm_80"))
+    return 108;
+  if (chip.starts_with("sm_86"))
+    return 84;
+  if (chip.starts_with("sm_89"))
+    return 142;
+  return 132;
+}
+
 /// Refuses, with a located error, what the GPU kernels do not take yet:
 /// runtime sizes, and per-batch key lengths, paged K/V and packed sequences
 /// (which attn-expand-inference-operands expresses through a keep mask).
@@ -278,6 +288,82 @@ static LogicalResult checkKernelOperands(AttentionOpInterface op) {
                                : "per-batch key lengths (key_lengths)")
            << " (run attn-expand-inference-operands first, as "
               "attn-lower-to-nvvm-pipeline does)";
+  return success();
+}
+
+/// The family for the kernel kind of `plan`: `family`, or the first of its
+/// fallbacks that can compute it (a remark per fallback taken); null after a
+/// located error.
+static const KernelFamily *selectFamily(Operation *op,
+                                        const KernelFamily *family,
+                                        const KernelPlan &plan,
+                                        StringRef chip) {
+  for (std::string why = family->getUnsupportedReason(plan, chip); !why.empty();
+       why = family->getUnsupportedReason(plan, chip)) {
+    const KernelFamily *next = family->getFallback();
+    if (!next) {
+      op->emitOpError() << "convert-attn-to-gpu: mma=" << family->getName()
+                        << " cannot compute it: " << why;
+      return nullptr;
+    }
+    op->emitRemark() << "convert-attn-to-gpu: mma=" << family->getName()
+                     << " falls back to " << next->getName() << ": " << why;
+    family = next;
+  }
+  return family;
+}
+
+/// The gpu.func `name` of the kernel of `plan` (options resolved, no tensor
+/// maps) in `gpuModule`, with its launch attributes, and its launch at the
+/// insertion point of `b` with `operands` (named `names`, the roles of
+/// getArgumentRoles in order).
+static LogicalResult
+buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
+                     gpu::GPUModuleOp gpuModule, StringRef name,
+                     const KernelFamily &family, KernelPlan &plan,
+                     ArrayRef<Value> operands, ArrayRef<StringRef> names) {
+  assert(plan.tensorMaps.empty() && "the host creates no tensor maps here");
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  LaunchShape shape = family.getLaunchShape(plan);
+  if (shape.grid[0] > std::numeric_limits<int32_t>::max() ||
+      shape.grid[1] > 65535 || shape.grid[2] > 65535)
+    return op->emitOpError() << "convert-attn-to-gpu: the grid of " << name
+                             << " (" << shape.grid[0] << ", " << shape.grid[1]
+                             << ") exceeds CUDA's limits (2^31 - 1, 65535)";
+  SmallVector<Type> argTypes;
+  for (Value v : operands)
+    argTypes.push_back(v.getType());
+  OpBuilder kb = OpBuilder::atBlockEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(kb, loc, name,
+                                     FunctionType::get(ctx, argTypes, {}),
+                                     family.getWorkgroupBuffers(plan, ctx));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
+  func->setAttr("attn.grid", kb.getDenseI64ArrayAttr(shape.grid));
+  func->setAttr("attn.block", kb.getDenseI64ArrayAttr(shape.block));
+  func->setAttr("attn.args", kb.getStrArrayAttr(names));
+  const AttentionKernelOptions &cfg = plan.cfg;
+  func->setAttr("attn.config",
+                kb.getDenseI64ArrayAttr(
+                    {cfg.blockQ, cfg.blockK, cfg.threadsPerRow, cfg.chunk}));
+  int64_t dynamicShared = family.getDynamicSharedBytes(plan);
+  func->setAttr("attn.family", kb.getStringAttr(family.getName()));
+  func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
+  family.emit(plan, func);
+  if (failed(finishKernelBody(op, plan, func)))
+    return failure();
+  KB k{b, loc};
+  auto dim3 = [&](ArrayRef<int64_t> v) {
+    return gpu::KernelDim3{k.idx(v[0]), k.idx(v[1]), k.idx(v[2])};
+  };
+  Value dynamicSharedSize;
+  if (dynamicShared > 0)
+    dynamicSharedSize = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(dynamicShared)));
+  gpu::LaunchFuncOp::create(b, loc, func, dim3(shape.grid), dim3(shape.block),
+                            dynamicSharedSize, operands);
   return success();
 }
 
@@ -341,22 +427,18 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.headsFastest = plan.rightBounded && !plan.leftBounded;
   plan.foldedScale = false;
   plan.captures = std::move(captures);
+  // The one option a family's getUnsupportedReason reads before the
+  // options are resolved: only mma_sync splits the keys.
+  plan.cfg.kvSplits = options.kvSplits;
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
-  for (std::string why = family->getUnsupportedReason(plan, options.chip);
-       !why.empty(); why = family->getUnsupportedReason(plan, options.chip)) {
-    const KernelFamily *next = family->getFallback();
-    if (!next)
-      return op.emitOpError() << "convert-attn-to-gpu: mma="
-                              << family->getName() << " cannot compute it: "
-                              << why;
-    op.emitRemark() << "convert-attn-to-gpu: mma=" << family->getName()
-                    << " falls back to " << next->getName() << ": " << why;
-    family = next;
-  }
+  family = selectFamily(op, family, plan, options.chip);
+  if (!family)
+    return failure();
   plan.sharedLimit = options.sharedMemoryLimit > 0
                          ? options.sharedMemoryLimit
                          : sharedMemoryLimitForChip(options.chip);
+  plan.multiprocessors = multiprocessorCountForChip(options.chip);
   if (failed(family->resolveOptions(plan, options)))
     return failure();
   plan.tensorMaps = family->getTensorMaps(plan);
@@ -390,7 +472,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
                                              /*readOnly=*/true)
         .getResult();
   };
-  Value outBuf, lseBuf;
+  Value outBuf, lseBuf, outPartial, lsePartial;
   const Value *nextCapture = plan.captures.begin();
   for (ArgRole role : getArgumentRoles(plan)) {
     Value arg;
@@ -426,6 +508,18 @@ LogicalResult attnfuse::convertAttentionToGPU(
     case ArgRole::Lse:
       arg = lseBuf = memref::AllocOp::create(
           b, loc, MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type()));
+      break;
+    case ArgRole::OPartial:
+      arg = outPartial = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq, plan.Dv},
+                          b.getF32Type()));
+      break;
+    case ArgRole::LsePartial:
+      arg = lsePartial = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq},
+                          b.getF32Type()));
       break;
     case ArgRole::GradOut:
     case ArgRole::Di:
@@ -521,6 +615,29 @@ LogicalResult attnfuse::convertAttentionToGPU(
   gpu::LaunchFuncOp::create(b, loc, func, dim3(grid), dim3(block),
                             dynamicSharedSize, operands);
 
+  // Split keys: the simt family's combine kernel writes O and lse from the
+  // partials.
+  if (plan.kvSplits > 1) {
+    KernelPlan combine = plan;
+    combine.kind = KernelKind::ForwardCombine;
+    combine.tensorMaps.clear();
+    const KernelFamily &simt = getSimtFamily();
+    if (failed(simt.resolveOptions(combine, options)))
+      return failure();
+    outBuf = memref::AllocOp::create(b, loc, memrefFor(op.getOutput()));
+    lseBuf = memref::AllocOp::create(
+        b, loc, MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type()));
+    SmallVector<Value> combineOperands = {outPartial, lsePartial, outBuf,
+                                          lseBuf};
+    SmallVector<StringRef> combineNames;
+    for (ArgRole role : getArgumentRoles(combine))
+      combineNames.push_back(getArgumentName(role));
+    if (failed(buildKernelAndLaunch(b, op, gpuModule,
+                                    (kernelName + "_combine").str(), simt,
+                                    combine, combineOperands, combineNames)))
+      return failure();
+  }
+
   SmallVector<Value> results;
   auto toTensor = [&](Value buf, Type type) {
     return bufferization::ToTensorOp::create(b, loc, type, buf,
@@ -532,82 +649,6 @@ LogicalResult attnfuse::convertAttentionToGPU(
     results.push_back(toTensor(lseBuf, op.getLse().getType()));
   op->replaceAllUsesWith(results);
   op->erase();
-  return success();
-}
-
-/// The family for the kernel kind of `plan`: `family`, or the first of its
-/// fallbacks that can compute it (a remark per fallback taken); null after a
-/// located error.
-static const KernelFamily *selectFamily(Operation *op,
-                                        const KernelFamily *family,
-                                        const KernelPlan &plan,
-                                        StringRef chip) {
-  for (std::string why = family->getUnsupportedReason(plan, chip); !why.empty();
-       why = family->getUnsupportedReason(plan, chip)) {
-    const KernelFamily *next = family->getFallback();
-    if (!next) {
-      op->emitOpError() << "convert-attn-to-gpu: mma=" << family->getName()
-                        << " cannot compute it: " << why;
-      return nullptr;
-    }
-    op->emitRemark() << "convert-attn-to-gpu: mma=" << family->getName()
-                     << " falls back to " << next->getName() << ": " << why;
-    family = next;
-  }
-  return family;
-}
-
-/// The gpu.func `name` of the kernel of `plan` (options resolved, no tensor
-/// maps) in `gpuModule`, with its launch attributes, and its launch at the
-/// insertion point of `b` with `operands` (named `names`, the roles of
-/// getArgumentRoles in order).
-static LogicalResult
-buildKernelAndLaunch(OpBuilder &b, AttentionOpInterface op,
-                     gpu::GPUModuleOp gpuModule, StringRef name,
-                     const KernelFamily &family, KernelPlan &plan,
-                     ArrayRef<Value> operands, ArrayRef<StringRef> names) {
-  assert(plan.tensorMaps.empty() && "the host creates no tensor maps here");
-  Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
-  LaunchShape shape = family.getLaunchShape(plan);
-  if (shape.grid[0] > std::numeric_limits<int32_t>::max() ||
-      shape.grid[1] > 65535 || shape.grid[2] > 65535)
-    return op->emitOpError() << "convert-attn-to-gpu: the grid of " << name
-                             << " (" << shape.grid[0] << ", " << shape.grid[1]
-                             << ") exceeds CUDA's limits (2^31 - 1, 65535)";
-  SmallVector<Type> argTypes;
-  for (Value v : operands)
-    argTypes.push_back(v.getType());
-  OpBuilder kb = OpBuilder::atBlockEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(kb, loc, name,
-                                     FunctionType::get(ctx, argTypes, {}),
-                                     family.getWorkgroupBuffers(plan, ctx));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(plan.threads), 1, 1}));
-  func->setAttr("attn.grid", kb.getDenseI64ArrayAttr(shape.grid));
-  func->setAttr("attn.block", kb.getDenseI64ArrayAttr(shape.block));
-  func->setAttr("attn.args", kb.getStrArrayAttr(names));
-  const AttentionKernelOptions &cfg = plan.cfg;
-  func->setAttr("attn.config",
-                kb.getDenseI64ArrayAttr(
-                    {cfg.blockQ, cfg.blockK, cfg.threadsPerRow, cfg.chunk}));
-  int64_t dynamicShared = family.getDynamicSharedBytes(plan);
-  func->setAttr("attn.family", kb.getStringAttr(family.getName()));
-  func->setAttr("attn.dynamic_shared", kb.getI64IntegerAttr(dynamicShared));
-  family.emit(plan, func);
-  if (failed(finishKernelBody(op, plan, func)))
-    return failure();
-  KB k{b, loc};
-  auto dim3 = [&](ArrayRef<int64_t> v) {
-    return gpu::KernelDim3{k.idx(v[0]), k.idx(v[1]), k.idx(v[2])};
-  };
-  Value dynamicSharedSize;
-  if (dynamicShared > 0)
-    dynamicSharedSize = arith::ConstantOp::create(
-        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(dynamicShared)));
-  gpu::LaunchFuncOp::create(b, loc, func, dim3(shape.grid), dim3(shape.block),
-                            dynamicSharedSize, operands);
   return success();
 }
 
@@ -676,6 +717,7 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   plan.sharedLimit = options.sharedMemoryLimit > 0
                          ? options.sharedMemoryLimit
                          : sharedMemoryLimitForChip(options.chip);
+  plan.multiprocessors = multiprocessorCountForChip(options.chip);
   if (failed(family->resolveOptions(plan, options)))
     return failure();
   plan.numQB = llvm::divideCeil(plan.Nq, plan.cfg.blockQ);

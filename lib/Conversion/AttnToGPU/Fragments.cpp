@@ -59,6 +59,8 @@ Value attnfuse::gpu_kernels::toOperand(KB &e, Type elt, Value pair) {
 Value attnfuse::gpu_kernels::packPair(KB &e, Type elt, Value x, Value y) {
   auto f2 = VectorType::get({2}, e.b.getF32Type());
   Value v = vector::FromElementsOp::create(e.b, e.loc, f2, ValueRange{x, y});
+  if (elt == f2.getElementType())
+    return v;
   return arith::TruncFOp::create(e.b, e.loc, VectorType::get({2}, elt), v);
 }
 
@@ -377,6 +379,8 @@ void attnfuse::gpu_kernels::storeOutputs(
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const int64_t R = ol.rows();
+  // O's element type: the op's, or f32 for a split forward's partials.
+  Type outType = cast<MemRefType>(out.getType()).getElementType();
   for (int64_t rr = 0; rr < R; ++rr) {
     int64_t mt = rr / 2, r = rr % 2;
     Value m = state[rr], l = state[R + rr];
@@ -424,7 +428,7 @@ void attnfuse::gpu_kernels::storeOutputs(
         };
         if (plan.Dv % 2 == 0) {
           storeIf(e.ult(col, e.idx(plan.Dv)), [&](KB &s) {
-            Value v = packPair(s, plan.elementType, x, y);
+            Value v = packPair(s, outType, x, y);
             vector::StoreOp::create(s.b, s.loc, v, out,
                                     ValueRange{bi, hi, rows[rr], col},
                                     /*nontemporal=*/false, llvm::MaybeAlign(4));
@@ -434,8 +438,9 @@ void attnfuse::gpu_kernels::storeOutputs(
         for (int64_t h = 0; h < 2; ++h) {
           Value c = e.add(col, e.idx(h));
           storeIf(e.ult(c, e.idx(plan.Dv)), [&](KB &s) {
-            Value v = arith::TruncFOp::create(s.b, s.loc, plan.elementType,
-                                              h ? y : x);
+            Value v = h ? y : x;
+            if (outType != v.getType())
+              v = arith::TruncFOp::create(s.b, s.loc, outType, v);
             memref::StoreOp::create(s.b, s.loc, v, out,
                                     ValueRange{bi, hi, rows[rr], c});
           });

@@ -55,8 +55,8 @@ Value exp2Approx(KB &e, Value x);
 /// A pair of bf16/f16 (`elt`) as a tensor-core operand register: i32 for
 /// bf16, vector<2xf16> for f16.
 Value toOperand(KB &e, Type elt, Value pair);
-/// Two f32 rounded to `elt`: a vector of two (packPair), as an operand
-/// register (packOperand).
+/// Two f32 rounded to `elt` (kept for f32): a vector of two (packPair), as
+/// an operand register (packOperand).
 Value packPair(KB &e, Type elt, Value x, Value y);
 Value packOperand(KB &e, Type elt, Value x, Value y);
 
@@ -267,7 +267,8 @@ inline double backwardGradientScale(AttentionOpInterface op) {
 }
 
 /// The epilogue: per row rr of the thread, l summed over the quad,
-/// O = acc ((l != 0) ? 1 / l : 0) (buildNormalize) stored as `elt` pairs at
+/// O = acc ((l != 0) ? 1 / l : 0) (buildNormalize) stored as pairs of
+/// out's element type (the op's; f32 for a split forward's partials) at
 /// out[bi, hi, rows[rr], 8 n + 2t], and lse = m'' ln 2 + log l by the quad's
 /// first lane; rows past Nq and columns past Dv (a padded head dim) are not
 /// stored. `state` is m (rows), l (rows),

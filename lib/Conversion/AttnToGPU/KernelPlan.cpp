@@ -31,10 +31,14 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
   case KernelKind::Forward: {
     SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V};
     appendScoreOperands(roles);
-    roles.push_back(ArgRole::O);
-    roles.push_back(ArgRole::Lse);
+    if (plan.kvSplits > 1)
+      roles.append({ArgRole::OPartial, ArgRole::LsePartial});
+    else
+      roles.append({ArgRole::O, ArgRole::Lse});
     return roles;
   }
+  case KernelKind::ForwardCombine:
+    return {ArgRole::OPartial, ArgRole::LsePartial, ArgRole::O, ArgRole::Lse};
   case KernelKind::BackwardPre:
     if (plan.cfg.deterministic)
       return {ArgRole::GradOut, ArgRole::O, ArgRole::Di};
@@ -74,8 +78,11 @@ constexpr RoleInfo kRoles[] = {
     {"di", &KernelArgs::di},     {"dq_accum", &KernelArgs::dqAccum},
     {"dq", &KernelArgs::dq},     {"dk", &KernelArgs::dk},
     {"dv", &KernelArgs::dv},
+    {"o_partial", &KernelArgs::outPartial},
+    {"lse_partial", &KernelArgs::lsePartial},
 };
-static_assert(std::size(kRoles) == static_cast<size_t>(ArgRole::Dv) + 1,
+static_assert(std::size(kRoles) ==
+                  static_cast<size_t>(ArgRole::LsePartial) + 1,
               "kRoles disagrees with ArgRole");
 } // namespace
 

@@ -44,11 +44,15 @@ enum class KernelKind {
   /// dS k_j summed over its keys in order (the Backward kind then leaves
   /// dQ out, and there is no accumulator).
   BackwardDQ,
+  /// attn.attention's second kernel where the forward splits the keys
+  /// (KernelPlan::kvSplits): O and lse of each query row from the splits'
+  /// f32 partial (O, lse) pairs, one warp per row.
+  ForwardCombine,
 };
 
 /// Whether `kind` is one of attn.attention_backward's kernels.
 inline bool isBackwardKind(KernelKind kind) {
-  return kind != KernelKind::Forward;
+  return kind != KernelKind::Forward && kind != KernelKind::ForwardCombine;
 }
 
 /// A tensor map a kernel takes: a TMA view of its argument `source` (a
@@ -77,6 +81,15 @@ struct KernelPlan {
   /// Bytes of shared memory a CTA can have on the target (set before a
   /// family resolves its options).
   int64_t sharedLimit = 0;
+  /// The target's SMs (multiprocessorCountForChip; set with sharedLimit).
+  int64_t multiprocessors = 0;
+  /// The forward's key splits (FlashDecoding): split s of the kvSplits
+  /// CTAs of a tile (grid z) takes its share of the tile's key blocks
+  /// (splitKeyBlocks, TileScheduler.h) and writes its O, normalized by its
+  /// own row sums, and its lse as f32 partials (ArgRole::OPartial,
+  /// LsePartial: batch index s * B + b); the ForwardCombine kernel merges
+  /// them. 1: no split.
+  int64_t kvSplits = 1;
   Type elementType;
   MaskWindow window;
   bool leftBounded, rightBounded;
@@ -129,12 +142,18 @@ enum class ArgRole {
   DqAccum,
   Dq,
   Dk,
-  Dv
+  Dv,
+  OPartial,
+  LsePartial
 };
 
 /// The roles of the arguments of the kernel of `plan` before its tensor
 /// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
 /// [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
+/// With key splits (kvSplits > 1) the forward writes O partial and lse
+/// partial (f32 [kvSplits * B, Hq, Nq, Dv] and [kvSplits * B, Hq, Nq])
+/// instead of O and lse, and ForwardCombine takes O partial, lse partial,
+/// O, lse.
 /// Backward: Q, K, V, dO, lse, Di, [bias], [keep], [seed], [captures...],
 /// dQ accumulator, dK, dV. BackwardConvert: dQ accumulator, dQ. In
 /// deterministic mode there is no accumulator (BackwardPre: dO, O, Di;
@@ -153,6 +172,8 @@ struct KernelArgs {
   Value q, key, value, bias, keep, seed, out, lse;
   /// The backward kinds' (see ArgRole).
   Value gradOut, di, dqAccum, dq, dk, dv;
+  /// The split forward's partials (KernelPlan::kvSplits).
+  Value outPartial, lsePartial;
   SmallVector<Value> captureArgs;
   /// Pointers to the tensor maps of plan.tensorMaps (128-byte CUtensorMap
   /// objects in global memory).

@@ -15,6 +15,7 @@
 #include "MmaSyncBackward.h"
 #include "MmaSyncForward.h"
 #include "SimtBackward.h"
+#include "TileScheduler.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -47,6 +48,7 @@ public:
       return MmaSyncForwardLayout(plan).total();
     case KernelKind::Backward:
       return MmaSyncBackwardLayout(plan).total();
+    case KernelKind::ForwardCombine:
     case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
     case KernelKind::BackwardDQ:
@@ -72,6 +74,8 @@ public:
       return emitSimtBackward(plan, func);
     case KernelKind::BackwardDQ:
       break; // deterministic mode: getUnsupportedReason hands it to simt
+    case KernelKind::ForwardCombine:
+      break; // the host takes simt's
 
     }
     llvm_unreachable("unknown kernel kind");
@@ -173,6 +177,12 @@ MmaSyncFamily::resolveOptions(KernelPlan &plan,
       std::numeric_limits<int32_t>::max())
     return op.emitOpError() << "convert-attn-to-gpu: mma=mma_sync needs "
                                "Nq + Nk below 2^31";
+  if (requested.kvSplits < 0)
+    return op.emitOpError() << "convert-attn-to-gpu: kv-splits must be >= 0, "
+                               "not "
+                            << requested.kvSplits;
+  resolved.kvSplits = plan.kvSplits =
+      chooseKeySplits(plan, requested.kvSplits);
   return success();
 }
 

@@ -9,7 +9,10 @@
 //   CTA = W warps (4 or 8); warp w owns M m16 tiles (1 or 2), query rows
 //   q0 + 16 M w .. + 16 M - 1 (BQ = 16 M W). Grid = (ceil(Nq / BQ), B * Hq),
 //   or (B * Hq, ceil(Nq / BQ)) for causal masks (longest query blocks
-//   first); query blocks walked backwards. With M = 2 or above d = 128, Q is
+//   first); query blocks walked backwards; with key splits (kvSplits,
+//   FlashDecoding) grid z = the split, whose CTA takes its share of the
+//   blocks and writes f32 partials that a second kernel combines
+//   (SimtCombine.cpp). With M = 2 or above d = 128, Q is
 //   copied once into shared memory (cp.async) and its A fragments re-read by
 //   ldmatrix per key block, so with M = 2 every K/V fragment feeds two mmas
 //   (FlashAttention-2's 128 x 64 tile); otherwise the warp's Q fragments stay
@@ -224,6 +227,15 @@ void MmaSyncForwardKernel::emit() {
   Value kbBegin, kbEnd;
   std::tie(kbBegin, kbEnd) = k.keyBlockRange(
       plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
+  // Split keys: this CTA's share of them, and its rows of the partials.
+  Value outBatch = bi, oDst = out, lseDst = lse;
+  if (plan.kvSplits > 1) {
+    Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    std::tie(kbBegin, kbEnd) = splitKeyBlocks(k, plan, split, kbBegin, kbEnd);
+    outBatch = k.add(k.mul(split, k.idx(plan.B)), bi);
+    oDst = outPartial;
+    lseDst = lsePartial;
+  }
 
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // The copies of one block form a cp.async group (commit, waitOldest).
@@ -430,7 +442,7 @@ void MmaSyncForwardKernel::emit() {
   }
 
   // l over the quad; O = acc * ((l != 0) ? 1 / l : 0); lse.
-  storeOutputs(k, plan, ol, state, rows, bi, hi, t, t2, out, lse);
+  storeOutputs(k, plan, ol, state, rows, outBatch, hi, t, t2, oDst, lseDst);
   gpu::ReturnOp::create(b, loc);
 }
 

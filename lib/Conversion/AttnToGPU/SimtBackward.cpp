@@ -524,6 +524,7 @@ attnfuse::gpu_kernels::getSimtBackwardLaunchShape(const KernelPlan &plan) {
              1, 1},
             {NT, 1, 1}};
   case KernelKind::Forward:
+  case KernelKind::ForwardCombine:
     break;
   }
   llvm_unreachable("not a backward kind");
@@ -554,6 +555,7 @@ void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
     return;
   }
   case KernelKind::Forward:
+  case KernelKind::ForwardCombine:
     break;
   }
   llvm_unreachable("not a backward kind");

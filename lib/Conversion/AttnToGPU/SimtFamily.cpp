@@ -6,6 +6,7 @@
 // their defaults, and its kernel kinds:
 //
 //   forward                                   SimtForward.cpp
+//   the split forward's combine               SimtCombine.cpp
 //   backward pre-pass, backward, conversion   SimtBackward.cpp
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +39,7 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return getSimtForwardWorkgroupBuffers(plan, ctx);
+    case KernelKind::ForwardCombine:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
@@ -49,12 +51,16 @@ public:
   LaunchShape getLaunchShape(const KernelPlan &plan) const override {
     if (isBackwardKind(plan.kind))
       return getSimtBackwardLaunchShape(plan);
+    if (plan.kind == KernelKind::ForwardCombine)
+      return getSimtCombineLaunchShape(plan);
     return KernelFamily::getLaunchShape(plan);
   }
   void emit(KernelPlan &plan, gpu::GPUFuncOp func) const override {
     switch (plan.kind) {
     case KernelKind::Forward:
       return emitSimtForward(plan, func);
+    case KernelKind::ForwardCombine:
+      return emitSimtForwardCombine(plan, func);
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
@@ -93,6 +99,16 @@ SimtFamily::resolveOptions(KernelPlan &plan,
   AttentionKernelOptions &cfg = plan.cfg;
   cfg = requested;
   cfg.mma = getName();
+  if (plan.kind == KernelKind::ForwardCombine) {
+    plan.threads = 32 * kCombineWarps;
+    return success();
+  }
+  if (requested.kvSplits > 1)
+    return op.emitOpError() << "convert-attn-to-gpu: kv-splits = "
+                            << requested.kvSplits
+                            << ": the simt forward does not split the keys "
+                               "(the mma_sync forward does)";
+  cfg.kvSplits = plan.kvSplits = 1;
   int64_t d = std::max(plan.D, plan.Dv);
   // Each thread of a row takes groups of 4 elements of both head dims.
   auto splits = [&](int64_t t) {

@@ -1,14 +1,15 @@
 //===- SimtForward.h - the forward kernel of the SIMT family -*- C++ -*-===//
 //
 // What the simt family (SimtFamily.cpp) needs of its forward kernel
-// (SimtForward.cpp): its workgroup buffers and the body. Internal to
-// lib/Conversion/AttnToGPU.
+// (SimtForward.cpp): its workgroup buffers and the body; and of the split
+// forward's combine kernel (SimtCombine.cpp), which every family's split
+// forward takes. Internal to lib/Conversion/AttnToGPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTFORWARD_H
 #define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTFORWARD_H
 
-#include "KernelBuilder.h"
+#include "KernelFamily.h"
 
 namespace attnfuse::gpu_kernels {
 
@@ -19,6 +20,14 @@ SmallVector<Type> getSimtForwardWorkgroupBuffers(const KernelPlan &plan,
 /// Emits the forward kernel's body into `func` (its workgroup buffers:
 /// getSimtForwardWorkgroupBuffers).
 void emitSimtForward(KernelPlan &plan, gpu::GPUFuncOp func);
+
+/// Warps (query rows) per CTA of the combine kernel.
+constexpr int64_t kCombineWarps = 4;
+/// The combine kernel (ForwardCombine): one warp per query row,
+/// kCombineWarps rows per CTA, a one-dimensional grid.
+LaunchShape getSimtCombineLaunchShape(const KernelPlan &plan);
+/// Emits the combine kernel's body into `func`.
+void emitSimtForwardCombine(KernelPlan &plan, gpu::GPUFuncOp func);
 
 } // namespace attnfuse::gpu_kernels
 

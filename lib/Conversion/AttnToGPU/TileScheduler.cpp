@@ -37,10 +37,43 @@ attnfuse::gpu_kernels::tileCoordinates(KB &k, const KernelPlan &plan,
 }
 
 LaunchShape attnfuse::gpu_kernels::getTileGridShape(const KernelPlan &plan) {
-  LaunchShape shape{{plan.numQB, plan.B * plan.Hq, 1}, {plan.threads, 1, 1}};
+  LaunchShape shape{{plan.numQB, plan.B * plan.Hq, plan.kvSplits},
+                    {plan.threads, 1, 1}};
   if (plan.headsFastest)
     std::swap(shape.grid[0], shape.grid[1]);
   return shape;
+}
+
+/// CTAs per SM the automatic key splits aim for, and the key blocks each
+/// split keeps at least (below, the partials and the combine cost more
+/// than the parallelism gains).
+constexpr int64_t kSplitCtasPerSm = 4;
+constexpr int64_t kMinBlocksPerSplit = 4;
+
+int64_t attnfuse::gpu_kernels::chooseKeySplits(const KernelPlan &plan,
+                                               int64_t requested) {
+  int64_t numKB = llvm::divideCeil(plan.Nk, plan.cfg.blockK);
+  int64_t tiles =
+      llvm::divideCeil(plan.Nq, plan.cfg.blockQ) * plan.B * plan.Hq;
+  if (requested > 0)
+    return std::min(requested, numKB);
+  int64_t target = kSplitCtasPerSm * plan.multiprocessors;
+  if (tiles >= target)
+    return 1;
+  int64_t wanted = llvm::divideCeil(target, tiles);
+  return std::max<int64_t>(1, std::min(wanted, numKB / kMinBlocksPerSplit));
+}
+
+std::pair<Value, Value>
+attnfuse::gpu_kernels::splitKeyBlocks(KB &k, const KernelPlan &plan,
+                                      Value split, Value kbBegin,
+                                      Value kbEnd) {
+  int64_t S = plan.kvSplits;
+  Value n = k.max(k.sub(kbEnd, kbBegin), k.idx(0));
+  Value share = k.divu(k.add(n, k.idx(S - 1)), S);
+  Value begin = k.min(k.mul(split, share), n);
+  Value end = k.min(k.add(begin, share), n);
+  return {k.add(kbBegin, begin), k.add(kbBegin, end)};
 }
 
 Value Tile::hasBlocks(KB &e) const {

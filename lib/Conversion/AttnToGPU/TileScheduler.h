@@ -28,8 +28,21 @@ std::pair<Value, Value> blockCoordinates(KB &k, const KernelPlan &plan);
 std::pair<Value, Value> tileCoordinates(KB &k, const KernelPlan &plan,
                                         Value tile);
 /// One CTA per (query block, batch * head), plan.threads threads, in the
-/// order of blockCoordinates.
+/// order of blockCoordinates; plan.kvSplits CTAs per tile (grid z) where
+/// the forward splits the keys.
 LaunchShape getTileGridShape(const KernelPlan &plan);
+
+/// The key splits of a forward whose options are resolved (block-q,
+/// block-k): `requested` where positive (at most one per key block), else
+/// FlashDecoding's case: where the tiles are fewer than kSplitCtasPerSm
+/// CTAs per SM, as many splits as bring them there, each keeping at least
+/// kMinBlocksPerSplit key blocks; 1 otherwise.
+int64_t chooseKeySplits(const KernelPlan &plan, int64_t requested);
+/// Split `split`'s share of the key blocks [kbBegin, kbEnd) (of
+/// plan.kvSplits near-equal shares, in order; empty where the range is).
+std::pair<Value, Value> splitKeyBlocks(KB &k, const KernelPlan &plan,
+                                       Value split, Value kbBegin,
+                                       Value kbEnd);
 
 /// One tile of a persistent kernel: its batch, head and K/V head, its query
 /// rows from q0, the key blocks [kbBegin, kbEnd) its rows can see, and its

@@ -26,11 +26,6 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 namespace {
-/// The SMs of the sm_90a GPUs the default persistent grid is for (H100 SXM,
-/// H200, GH200); on one with fewer (H100 PCIe: 114) the CTAs past its count
-/// run as a second wave, correct but slower: set persistent-ctas.
-constexpr int64_t kSmsOfWgmmaChips = 132;
-
 class WgmmaFamily final : public KernelFamily {
 public:
   StringRef getName() const override { return "wgmma"; }
@@ -43,6 +38,8 @@ public:
       return ("wgmma needs sm_90a, the target is " + chip).str();
     if (isBackwardKind(plan.kind))
       return getWgmmaBackwardUnsupportedReason(plan);
+    if (plan.cfg.kvSplits > 1)
+      return "kv-splits > 1: the mma_sync forward splits the keys";
     return getTensorCoreUnsupportedReason(plan);
   }
   LogicalResult
@@ -54,6 +51,7 @@ public:
       return WgmmaForwardLayout(plan).total();
     case KernelKind::Backward:
       return WgmmaBackwardLayout(plan).total();
+    case KernelKind::ForwardCombine:
     case KernelKind::BackwardPre:
     case KernelKind::BackwardConvert:
     case KernelKind::BackwardDQ:
@@ -66,6 +64,7 @@ public:
     switch (plan.kind) {
     case KernelKind::Forward:
       return getWgmmaForwardTensorMaps(plan);
+    case KernelKind::ForwardCombine:
     case KernelKind::BackwardPre:
     case KernelKind::Backward:
     case KernelKind::BackwardConvert:
@@ -92,10 +91,11 @@ public:
     case KernelKind::BackwardConvert:
       return emitSimtBackward(plan, func);
     case KernelKind::BackwardDQ:
+    case KernelKind::ForwardCombine:
       break;
     }
     llvm_unreachable("no deterministic dQ kernel (getUnsupportedReason: simt "
-                     "computes it)");
+                     "computes it) and no combine kernel (simt's)");
   }
 
 private:
@@ -247,7 +247,7 @@ WgmmaFamily::resolveOptions(KernelPlan &plan,
     resolved.persistentCtas = (d <= 128 || shortCausal) &&
                                       plan.Nk % resolved.blockK == 0 &&
                                       plan.Nk / resolved.blockK >= 3
-                                  ? kSmsOfWgmmaChips
+                                  ? plan.multiprocessors
                                   : -1;
   // Rows narrower than 64 elements: the staging costs more than it saves
   // (d = 40, Stable Diffusion's: -4% against stores from registers,

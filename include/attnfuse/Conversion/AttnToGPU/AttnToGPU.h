@@ -90,6 +90,14 @@ std::string getUnsupportedChipReason(llvm::StringRef chip,
 /// and later (and for names it does not know).
 int64_t sharedMemoryLimitForChip(llvm::StringRef chip);
 
+/// The SMs of the data-center part of an NVIDIA chip, which grid sizes
+/// (the wgmma family's persistent grid, the mma_sync forward's key splits)
+/// are planned for: 108 on sm_80 (A100), 84 on sm_86 (A40), 142 on sm_89
+/// (L40), 132 on sm_90 (H100 SXM, H200) and for names it does not know. On
+/// a part with fewer (H100 PCIe: 114) the CTAs past its count run as a
+/// second wave: correct, slower.
+int64_t multiprocessorCountForChip(llvm::StringRef chip);
+
 /// Replaces `op` (static shapes, f16/bf16/f32) by a launch of a fused
 /// FlashAttention forward kernel of the instruction family `options.mma`
 /// (or the family it falls back to, with a remark): a `gpu.func` named
