@@ -53,6 +53,23 @@ def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
   ];
 }
 
+def AttnPackGroupedQueries : Pass<"attn-pack-grouped-queries"> {
+  let summary = "Decode with grouped query heads as attention over the K/V "
+                "heads, the group's query heads as rows";
+  let description = [{
+    Rewrites every `attn.attention` that decodes one query row per head
+    with grouped query heads (GQA/MQA, Nq = 1) and nothing that depends on
+    the query head or position (no bias, keep mask or dropout, a structural
+    mask that shows the row every key, a score_mod that does not read the
+    head or query index) into the same attention over the K/V heads
+    (`packGroupedQueries`): Q `[B, Hq, 1, D]` viewed as `[B, Hkv, G, D]`,
+    O and lse viewed back. A kernel then reads each K/V head once for the
+    whole group (FlashAttention's pack_gqa) instead of once per query head.
+    The GPU pipeline runs it before `convert-attn-to-gpu` (`pack-gqa`).
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnExpandInferenceOperands : Pass<"attn-expand-inference-operands"> {
   let summary = "Express key lengths, paged K/V and packed sequences through "
                 "a keep mask and gathered K/V";

@@ -131,6 +131,23 @@ bool hasInferenceOperands(AttentionOpInterface op);
 void expandInferenceOperands(mlir::RewriterBase &rewriter,
                              AttentionOpInterface op);
 
+/// Why `op` is not decode attention whose query heads pack into rows of
+/// their K/V head (empty when it is): one query row (Nq = 1), grouped
+/// query heads (Hq > Hkv), static shapes, a structural mask that shows the
+/// row every key, no bias, keep mask, dropout or inference operands, and a
+/// score_mod that does not read the head or query index.
+std::string getGroupedQueryPackingBlocker(AttentionOp op);
+
+/// Rewrites such an `op` (getGroupedQueryPackingBlocker empty) into the same
+/// attention over the K/V heads: Q [B, Hq, 1, D] viewed as
+/// [B, Hkv, G, D] (query head h = kvh * G + row: the rows of a K/V head are
+/// its group's query heads), no structural mask (the row saw every key),
+/// its O [B, Hkv, G, Dv] and lse viewed back as [B, Hq, 1, ...]. The same
+/// function (every score depends on the query vector and the key alone); a
+/// kernel then reads each K/V head once for its whole group, in one tile.
+/// Returns the new op.
+AttentionOp packGroupedQueries(mlir::RewriterBase &rewriter, AttentionOp op);
+
 } // namespace attnfuse::attn
 
 #endif // ATTNFUSE_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
