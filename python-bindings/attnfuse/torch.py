@@ -131,11 +131,12 @@ def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     kernels = _kernels.get_kernels(cfg, "forward")
     values = {"q": q, "k": k, "v": v, "bias": bias,
               "seed": _seed_value(seed), "o": o, "lse": lse}
-    # Split keys (kv-splits): the forward's f32 partials of its grid z
-    # splits, batch index s * B + b, which the combine kernel merges
-    # (docs/GPU.md).
+    # Split keys (kv-splits): the split forward's f32 partials, of its grid
+    # z splits at batch index s * B + b, which the combine kernel (grid z 1)
+    # merges (docs/GPU.md).
     for kernel in kernels:
-        if "o_partial" in kernel.argument_names:
+        if "o_partial" in kernel.argument_names and \
+                "q" in kernel.argument_names:
             splits = kernel.grid[2]
             values["o_partial"] = o.new_empty(
                 (splits * o.shape[0],) + tuple(o.shape[1:]),
