@@ -294,10 +294,10 @@ def check_flash_layout_and_features():
 
 def check_decode():
     """Decode as a server runs it: one new token per sequence over a long
-    GQA cache (the pipeline packs the group's query heads into rows and
-    splits the keys: the split forward's f32 partials, which this op sizes
-    from the split kernel's grid, and the combine kernel), then the same
-    with explicit splits on the mma_sync forward, against fp32."""
+    GQA cache, by default, packed and split on the mma_sync forward (the
+    split forward's f32 partials, which this op sizes from the split
+    kernel's grid, and the combine kernel) and with explicit splits, against
+    fp32."""
     g = torch.Generator(device="cuda").manual_seed(5)
     b, hq, hkv, nk, d = 4, 32, 8, 8192, 128
     q = torch.randn(b, hq, 1, d, device="cuda", dtype=torch.bfloat16,
@@ -305,7 +305,7 @@ def check_decode():
     k, v = (torch.randn(b, hkv, nk, d, device="cuda", dtype=torch.bfloat16,
                         generator=g) for _ in range(2))
     ref = reference(q, k, v, causal=True, alignment="bottom_right")
-    for opts in ("", "mma=mma_sync kv-splits=7", "pack-gqa=false"):
+    for opts in ("", "mma=mma_sync pack-gqa=true", "mma=mma_sync kv-splits=7"):
         with aft.kernel_options(opts):
             o, lse = aft.attention(q, k, v, causal=True,
                                    alignment="bottom_right", return_lse=True)

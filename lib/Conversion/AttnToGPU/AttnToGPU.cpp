@@ -431,11 +431,6 @@ LogicalResult attnfuse::convertAttentionToGPU(
   // options are resolved: only mma_sync splits the keys.
   plan.cfg.kvSplits = options.kvSplits;
   plan.multiprocessors = multiprocessorCountForChip(options.chip);
-  // mma=auto: decode (a few query rows per head against long keys, too few
-  // tiles for the SMs) takes the forward that splits the keys.
-  if (options.mma == "auto" && family == &getWgmmaFamily() &&
-      options.kvSplits != 1 && wantsKeySplits(plan))
-    family = &getMmaSyncFamily();
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
   family = selectFamily(op, family, plan, options.chip);

@@ -64,11 +64,6 @@ int64_t attnfuse::gpu_kernels::chooseKeySplits(const KernelPlan &plan,
   return std::max<int64_t>(1, std::min(wanted, numKB / kMinBlocksPerSplit));
 }
 
-bool attnfuse::gpu_kernels::wantsKeySplits(const KernelPlan &plan) {
-  return plan.Nq <= 64 && plan.B * plan.Hq < plan.multiprocessors &&
-         plan.Nk >= 512;
-}
-
 std::pair<Value, Value>
 attnfuse::gpu_kernels::splitKeyBlocks(KB &k, const KernelPlan &plan,
                                       Value split, Value kbBegin,

@@ -38,11 +38,6 @@ LaunchShape getTileGridShape(const KernelPlan &plan);
 /// CTAs per SM, as many splits as bring them there, each keeping at least
 /// kMinBlocksPerSplit key blocks; 1 otherwise.
 int64_t chooseKeySplits(const KernelPlan &plan, int64_t requested);
-/// Whether the forward of `plan` (sizes, multiprocessors) is decode-shaped:
-/// at most 64 query rows per head, fewer heads than SMs and 512 keys or
-/// more, so that one CTA per tile leaves SMs idle while each streams every
-/// key (mma=auto then takes the mma_sync forward, which splits them).
-bool wantsKeySplits(const KernelPlan &plan);
 /// Split `split`'s share of the key blocks [kbBegin, kbEnd) (of
 /// plan.kvSplits near-equal shares, in order; empty where the range is).
 std::pair<Value, Value> splitKeyBlocks(KB &k, const KernelPlan &plan,

@@ -11,11 +11,10 @@
 // RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=31 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=32 --pipeline-options="mma=mma_sync kv-splits=3"
 // RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=33 --pipeline-options="mma=mma_sync kv-splits=32"
-// The default pipeline (mma=auto: decode takes the mma_sync forward, which
-// splits; pack-gqa: the 4 query heads of a K/V head as rows of one tile)
-// and the packed decode on wgmma (no split).
-// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=38
-// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=39 --pipeline-options="mma=wgmma"
+// pack-gqa (the 4 query heads of a K/V head as rows of one tile) on the
+// split mma_sync forward and on wgmma (no split).
+// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=38 --pipeline-options="mma=mma_sync pack-gqa=true"
+// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=39 --pipeline-options="mma=wgmma pack-gqa=true"
 // Speculative decoding (Nq = 16 new tokens), causal bottom-right, d = 64,
 // GQA 8/2: splits of a masked range (the diagonal's block masked, the
 // others not), automatic and 5.
