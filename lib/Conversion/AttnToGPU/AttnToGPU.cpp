@@ -473,6 +473,10 @@ LogicalResult attnfuse::convertAttentionToGPU(
         .getResult();
   };
   Value outBuf, lseBuf, outPartial, lsePartial;
+  // lse [B, Hq, Nq] f32; a split forward's partials have kvSplits * B rows
+  // of O and lse, in f32.
+  Type f32 = b.getF32Type();
+  auto lseType = MemRefType::get({plan.B, plan.Hq, plan.Nq}, f32);
   const Value *nextCapture = plan.captures.begin();
   for (ArgRole role : getArgumentRoles(plan)) {
     Value arg;
@@ -506,20 +510,18 @@ LogicalResult attnfuse::convertAttentionToGPU(
           memref::AllocOp::create(b, loc, memrefFor(op.getOutput()));
       break;
     case ArgRole::Lse:
-      arg = lseBuf = memref::AllocOp::create(
-          b, loc, MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type()));
+      arg = lseBuf = memref::AllocOp::create(b, loc, lseType);
       break;
     case ArgRole::OPartial:
       arg = outPartial = memref::AllocOp::create(
           b, loc,
           MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq, plan.Dv},
-                          b.getF32Type()));
+                          f32));
       break;
     case ArgRole::LsePartial:
       arg = lsePartial = memref::AllocOp::create(
           b, loc,
-          MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq},
-                          b.getF32Type()));
+          MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq}, f32));
       break;
     case ArgRole::GradOut:
     case ArgRole::Di:
@@ -625,8 +627,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
     if (failed(simt.resolveOptions(combine, options)))
       return failure();
     outBuf = memref::AllocOp::create(b, loc, memrefFor(op.getOutput()));
-    lseBuf = memref::AllocOp::create(
-        b, loc, MemRefType::get({plan.B, plan.Hq, plan.Nq}, b.getF32Type()));
+    lseBuf = memref::AllocOp::create(b, loc, lseType);
     SmallVector<Value> combineOperands = {outPartial, lsePartial, outBuf,
                                           lseBuf};
     SmallVector<StringRef> combineNames;
