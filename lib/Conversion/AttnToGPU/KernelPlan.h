@@ -81,7 +81,8 @@ struct KernelPlan {
   /// Bytes of shared memory a CTA can have on the target (set before a
   /// family resolves its options).
   int64_t sharedLimit = 0;
-  /// The target's SMs (multiprocessorCountForChip; set with sharedLimit).
+  /// The target's SMs (multiprocessorCountForChip; set before the family is
+  /// selected).
   int64_t multiprocessors = 0;
   /// The forward's key splits (FlashDecoding): split s of the kvSplits
   /// CTAs of a tile (grid z) takes its share of the tile's key blocks
