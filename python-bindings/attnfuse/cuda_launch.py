@@ -472,6 +472,37 @@ _TENSOR_MAPS = _TensorMapCache()
 _CONTEXT_READY = False
 
 
+def _ensure_context():
+    """Makes PyTorch's primary context current (once per process)."""
+    global _CONTEXT_READY
+    if not _CONTEXT_READY:
+        import torch
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+        _CONTEXT_READY = True
+
+
+def _load(kernel):
+    """The CUfunction of an attnfuse.Kernel, its module loaded once per
+    process (in the current context)."""
+    key = (kernel.name, kernel.binary)
+    if key not in _LOADED:
+        lib = _Driver.get()
+        module, func = ctypes.c_void_p(), ctypes.c_void_p()
+        image = ctypes.create_string_buffer(kernel.binary, len(kernel.binary))
+        _Driver.check(lib.cuModuleLoadData(ctypes.byref(module), image),
+                      "cuModuleLoadData")
+        _Driver.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
+                                              kernel.name.encode()),
+                      "cuModuleGetFunction")
+        if kernel.dynamic_shared_memory_bytes > 48 * 1024:
+            _Driver.check(lib.cuFuncSetAttribute(
+                func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                kernel.dynamic_shared_memory_bytes), "cuFuncSetAttribute")
+        _LOADED[key] = (module, image, func)
+    return _LOADED[key][2]
+
+
 def launch(kernel, *args, stream=None):
     """Launches an attnfuse.Kernel (from attnfuse.compile(..., target="cuda"))
     on `args` in its argument order: torch CUDA tensors (contiguous) for
@@ -486,7 +517,6 @@ def launch(kernel, *args, stream=None):
     if missing:  # (this module is also imported without the package)
         raise TypeError(f"kernel must be an attnfuse.Kernel, got "
                         f"{type(kernel).__name__} (no {', '.join(missing)})")
-    import torch
     maps = {m["argument"]: m for m in getattr(kernel, "tensor_maps", [])}
     passed = [i for i in range(len(kernel.argument_types)) if i not in maps]
     if len(args) != len(passed):
@@ -497,32 +527,90 @@ def launch(kernel, *args, stream=None):
                if maps else "") + f", got {len(args)}")
     if -1 in kernel.grid or -1 in kernel.block:
         raise ValueError(f"{kernel.name}: launch sizes are not constants")
-    global _CONTEXT_READY
-    if not _CONTEXT_READY:
-        torch.cuda.init()
-        torch.zeros(1, device="cuda")  # makes PyTorch's primary context current
-        _CONTEXT_READY = True
-    lib = _Driver.get()
-    key = (kernel.name, kernel.binary)
-    if key not in _LOADED:
-        module, func = ctypes.c_void_p(), ctypes.c_void_p()
-        image = ctypes.create_string_buffer(kernel.binary, len(kernel.binary))
-        _Driver.check(lib.cuModuleLoadData(ctypes.byref(module), image),
-                      "cuModuleLoadData")
-        _Driver.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
-                                              kernel.name.encode()),
-                      "cuModuleGetFunction")
-        if kernel.dynamic_shared_memory_bytes > 48 * 1024:
-            _Driver.check(lib.cuFuncSetAttribute(
-                func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                kernel.dynamic_shared_memory_bytes), "cuFuncSetAttribute")
-        _LOADED[key] = (module, image, func)
-    func = _LOADED[key][2]
+    _ensure_context()
+    func = _load(kernel)
     params = [maps[i] if i in maps
               else _pointer_holder(i) if t == "ptr" else _scalar_holder(i, t)
               for i, t in enumerate(kernel.argument_types)]
     _launch(func, kernel.grid, kernel.block, kernel.dynamic_shared_memory_bytes,
             params, args, _TENSOR_MAPS, stream, check_sources=True)
+
+
+class PreparedLaunch:
+    """The launch of one attnfuse.Kernel with argument names, prepared once
+    for callers that launch it many times on values they built themselves
+    (attnfuse.torch: every tensor contiguous, aligned and of the shape the
+    kernel was compiled for, since the shapes are part of its cache key).
+    The module is loaded and the parameter array (ctypes holders, a
+    pointer to each) built on construction; a launch sets the holders'
+    values from `values` (by argument name, as launch_named) and calls
+    cuLaunchKernel: no per-call checks of shapes, dtypes or alignment (use
+    launch_named for values nobody checked). Tensor maps come from the
+    module's cache, looked up again only when their sources' addresses
+    change (the device copies in use are held here, alive even when the
+    cache starts over). Thread-safe (a lock around the shared holders)."""
+
+    def __init__(self, kernel):
+        import threading
+        if not getattr(kernel, "argument_names", None):
+            raise ValueError(f"{kernel.name}: the kernel does not name its "
+                             "arguments")
+        if -1 in kernel.grid or -1 in kernel.block:
+            raise ValueError(f"{kernel.name}: launch sizes are not constants")
+        self.kernel = kernel
+        self._func = None  # loaded by the first launch, in its context
+        maps = {m["argument"]: m for m in kernel.tensor_maps}
+        self._holders, self._pointers, self._scalars = [], [], []
+        self._maps = []  # (holder index, spec, source argument name)
+        for i, (t, name) in enumerate(zip(kernel.argument_types,
+                                          kernel.argument_names)):
+            if i in maps:
+                h = ctypes.c_void_p()
+                self._maps.append((i, maps[i],
+                                   kernel.argument_names[maps[i]["source"]]))
+            elif t == "ptr":
+                h = ctypes.c_void_p()
+                self._pointers.append((h, name))
+            elif t in _SCALARS:
+                h = _SCALARS[t]()
+                self._scalars.append((h, name))
+            else:
+                raise ValueError(f"{kernel.name}: argument {i}: unsupported "
+                                 f"type {t}")
+            self._holders.append(h)
+        self._params = (ctypes.c_void_p * len(self._holders))(
+            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p)
+              for h in self._holders])
+        self._map_sources = None
+        self._lock = threading.Lock()
+        self._launch = _Driver.get().cuLaunchKernel
+
+    def __call__(self, values, stream):
+        """Launches on the CUstream handle `stream` (an int)."""
+        k = self.kernel
+        if self._func is None:
+            _ensure_context()
+            self._func = _load(k)
+        with self._lock:
+            for h, name in self._pointers:
+                h.value = values[name].data_ptr()
+            for h, name in self._scalars:
+                h.value = values[name]
+            if self._maps:
+                sources = tuple(values[n].data_ptr() for _, _, n in self._maps)
+                if sources != self._map_sources:
+                    devs = _TENSOR_MAPS.device_maps(
+                        [(spec, values[n]) for _, spec, n in self._maps],
+                        stream)
+                    for (i, _, _), dev in zip(self._maps, devs):
+                        self._holders[i].value = dev.data_ptr()
+                    # (Held here too: the cache may drop them.)
+                    self._map_sources, self._map_devices = sources, devs
+            status = self._launch(self._func, k.grid[0], k.grid[1], k.grid[2],
+                                  k.block[0], k.block[1], k.block[2],
+                                  k.dynamic_shared_memory_bytes,
+                                  ctypes.c_void_p(stream), self._params, None)
+        _Driver.check(status, "cuLaunchKernel")
 
 
 def launch_named(kernel, values, stream=None):

@@ -109,42 +109,84 @@ def _seed_value(seed: Optional[torch.Tensor]) -> int:
     return 0 if seed is None else int(seed.item())
 
 
-def _run(kernels, values, device) -> None:
-    with torch.cuda.device(device):
-        for kernel in kernels:
-            _launch.launch_named(kernel, values)
+class _Launches:
+    """The kernels of one call signature, prepared to launch
+    (cuda_launch.PreparedLaunch each), and the split forward's number of
+    key splits (its grid z; 0 without split keys)."""
+
+    def __init__(self, kernels):
+        self.launches = [_launch.PreparedLaunch(k) for k in kernels]
+        # Split keys (kv-splits): the split forward's f32 partials, of its
+        # grid z splits at batch index s * B + b, which the combine kernel
+        # (grid z 1) merges (docs/GPU.md).
+        self.splits = next((k.grid[2] for k in kernels
+                            if "o_partial" in k.argument_names
+                            and "q" in k.argument_names), 0)
+
+    def run(self, values, device) -> None:
+        index = device.index if device.index is not None else \
+            torch.cuda.current_device()
+        if index != torch.cuda.current_device():
+            with torch.cuda.device(index):
+                return self.run(values, device)
+        stream = _current_stream(index)
+        for launch in self.launches:
+            launch(values, stream)
 
 
-@torch.library.custom_op("attnfuse::attention_forward", mutates_args=(),
-                         device_types="cuda")
-def _forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+def _current_stream(index: int) -> int:
+    """The CUstream handle of PyTorch's current stream on device `index`."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+# The prepared kernels by call signature: everything _config reads, so that
+# a repeated call neither writes the MLIR again nor hashes it.
+_prepared = {}
+
+
+def _launches(which, q, k, v, bias, *flags) -> _Launches:
+    """The prepared `which` ("forward", "backward") kernels of a call; flags
+    are _config's arguments after the bias."""
+    key = (which, q.shape, k.shape, v.shape, q.dtype, q.device,
+           None if bias is None else bias.shape, flags, _options,
+           os.environ.get("ATTNFUSE_CHIP"))
+    found = _prepared.get(key)
+    if found is None:
+        cfg = _config(q, k, v, bias, *flags)
+        found = _prepared[key] = _Launches(_kernels.get_kernels(cfg, which))
+    return found
+
+
+def _forward_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
              causal: bool, window_left: int, window_right: int,
              alignment: str, softcap: float, scale: Optional[float],
              dropout_p: float, deterministic: bool
              ) -> Tuple[torch.Tensor, torch.Tensor]:
     q, k, v, bias = _ready(q), _ready(k), _ready(v), _ready(bias)
-    cfg = _config(q, k, v, bias, causal, window_left, window_right,
-                  alignment, softcap, scale, dropout_p, deterministic)
+    launches = _launches("forward", q, k, v, bias, causal, window_left,
+                         window_right, alignment, softcap, scale, dropout_p,
+                         deterministic)
     o = q.new_empty(q.shape[:3] + (v.shape[3],))
     lse = q.new_empty(q.shape[:3], dtype=torch.float32)
-    kernels = _kernels.get_kernels(cfg, "forward")
     values = {"q": q, "k": k, "v": v, "bias": bias,
               "seed": _seed_value(seed), "o": o, "lse": lse}
-    # Split keys (kv-splits): the split forward's f32 partials, of its grid
-    # z splits at batch index s * B + b, which the combine kernel (grid z 1)
-    # merges (docs/GPU.md).
-    for kernel in kernels:
-        if "o_partial" in kernel.argument_names and \
-                "q" in kernel.argument_names:
-            splits = kernel.grid[2]
-            values["o_partial"] = o.new_empty(
-                (splits * o.shape[0],) + tuple(o.shape[1:]),
-                dtype=torch.float32)
-            values["lse_partial"] = lse.new_empty(
-                (splits * lse.shape[0],) + tuple(lse.shape[1:]))
-    _run(kernels, values, q.device)
+    if launches.splits:
+        values["o_partial"] = o.new_empty(
+            (launches.splits * o.shape[0],) + tuple(o.shape[1:]),
+            dtype=torch.float32)
+        values["lse_partial"] = lse.new_empty(
+            (launches.splits * lse.shape[0],) + tuple(lse.shape[1:]))
+    launches.run(values, q.device)
     return o, lse
+
+
+_forward = torch.library.custom_op(
+    "attnfuse::attention_forward", mutates_args=(),
+    device_types="cuda")(_forward_kernels)
 
 
 @_forward.register_fake
@@ -154,9 +196,7 @@ def _(q, k, v, bias, seed, causal, window_left, window_right, alignment,
             q.new_empty(q.shape[:3], dtype=torch.float32))
 
 
-@torch.library.custom_op("attnfuse::attention_backward", mutates_args=(),
-                         device_types="cuda")
-def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+def _backward_kernels(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
               v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
               bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
               causal: bool, window_left: int, window_right: int,
@@ -165,8 +205,9 @@ def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
               ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     do, q, k, v, o, lse, bias = (_ready(t) for t in (do, q, k, v, o, lse,
                                                        bias))
-    cfg = _config(q, k, v, bias, causal, window_left, window_right,
-                  alignment, softcap, scale, dropout_p, deterministic)
+    launches = _launches("backward", q, k, v, bias, causal, window_left,
+                         window_right, alignment, softcap, scale, dropout_p,
+                         deterministic)
     # The f32 accumulator of the atomics (none in deterministic mode); for
     # f32 it is dQ (the backward has no conversion kernel).
     dq_accum = (None if deterministic
@@ -174,12 +215,17 @@ def _backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     dq = (dq_accum if dq_accum is not None and q.dtype == torch.float32
           else q.new_empty(q.shape))
     dk, dv = k.new_empty(k.shape), v.new_empty(v.shape)
-    _run(_kernels.get_kernels(cfg, "backward"),
-         {"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do,
-          "bias": bias, "seed": _seed_value(seed),
-          "di": q.new_empty(q.shape[:3], dtype=torch.float32),
-          "dq_accum": dq_accum, "dq": dq, "dk": dk, "dv": dv}, q.device)
+    launches.run({"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do,
+                  "bias": bias, "seed": _seed_value(seed),
+                  "di": q.new_empty(q.shape[:3], dtype=torch.float32),
+                  "dq_accum": dq_accum, "dq": dq, "dk": dk, "dv": dv},
+                 q.device)
     return dq, dk, dv
+
+
+_backward = torch.library.custom_op(
+    "attnfuse::attention_backward", mutates_args=(),
+    device_types="cuda")(_backward_kernels)
 
 
 @_backward.register_fake
@@ -198,14 +244,33 @@ def _setup_context(ctx, inputs, output):
     ctx.mark_non_differentiable(lse)
 
 
-def _gradients(ctx, do, _dlse):
-    q, k, v, o, lse, bias, seed = ctx.saved_tensors
-    dq, dk, dv = _backward(do, q, k, v, o, lse, bias, seed, *ctx.options)
-    return (dq, dk, dv) + (None,) * (2 + len(ctx.options))
+def _gradients_by(backward):
+    """The autograd formula, with `backward` the backward operator or its
+    kernels."""
+    def gradients(ctx, do, _dlse):
+        q, k, v, o, lse, bias, seed = ctx.saved_tensors
+        dq, dk, dv = backward(do, q, k, v, o, lse, bias, seed, *ctx.options)
+        return (dq, dk, dv) + (None,) * (2 + len(ctx.options))
+    return gradients
 
 
-torch.library.register_autograd("attnfuse::attention_forward", _gradients,
+torch.library.register_autograd("attnfuse::attention_forward",
+                                _gradients_by(_backward),
                                 setup_context=_setup_context)
+
+
+class _EagerAttention(torch.autograd.Function):
+    """The custom operators' computation and autograd without their
+    dispatch (tens of microseconds a call, as much as a decode kernel):
+    what an eager call runs. torch.compile traces the custom operators."""
+
+    @staticmethod
+    def forward(ctx, *inputs):
+        output = _forward_kernels(*inputs)
+        _setup_context(ctx, inputs, output)
+        return output
+
+    backward = staticmethod(_gradients_by(_backward_kernels))
 
 
 def _check(q, k, v, bias, window, dropout_p, generator):
@@ -257,10 +322,17 @@ def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
                              generator=generator,
                              device=generator.device if generator is not None
                              else "cpu")
-    o, lse = _forward(q, k, v, bias, seed, bool(causal), int(window[0]),
-                      int(window[1]), alignment, float(softcap or 0.0),
-                      None if scale is None else float(scale),
-                      float(dropout_p), bool(deterministic))
+    args = (q, k, v, bias, seed, bool(causal), int(window[0]),
+            int(window[1]), alignment, float(softcap or 0.0),
+            None if scale is None else float(scale), float(dropout_p),
+            bool(deterministic))
+    if torch.compiler.is_compiling():
+        o, lse = _forward(*args)
+    elif torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (q, k, v)):
+        o, lse = _EagerAttention.apply(*args)
+    else:
+        o, lse = _forward_kernels(*args)
     return (o, lse) if return_lse else o
 
 
