@@ -66,9 +66,9 @@ struct GPUPipelineOptions
                      "tells the query heads apart) as attention over the K/V "
                      "heads, the group's query heads as rows "
                      "(attn-pack-grouped-queries): each K/V head is read "
-                     "once for its group; fewer tiles, so pair it with "
-                     "kv-splits on mma_sync (off until measured faster)"),
-      llvm::cl::init(false)};
+                     "once for its group (fewer tiles: where they leave "
+                     "the SMs idle, mma=auto splits the keys)"),
+      llvm::cl::init(true)};
   Option<std::string> features{
       *this, "features",
       llvm::cl::desc("PTX features (+ptx80 is needed for sm_90a)"),

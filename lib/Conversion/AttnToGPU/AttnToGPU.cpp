@@ -431,6 +431,11 @@ LogicalResult attnfuse::convertAttentionToGPU(
   // options are resolved: only mma_sync splits the keys.
   plan.cfg.kvSplits = options.kvSplits;
   plan.multiprocessors = multiprocessorCountForChip(options.chip);
+  // mma=auto: decode with too few tiles for the SMs takes the forward that
+  // splits the keys.
+  if (options.mma == "auto" && family == &getWgmmaFamily() &&
+      options.kvSplits != 1 && wantsKeySplits(plan))
+    family = &getMmaSyncFamily();
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
   family = selectFamily(op, family, plan, options.chip);
@@ -657,12 +662,7 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
     AttentionBackwardOp op, Operation *gpuModuleOp, StringRef kernelName,
     const AttentionKernelOptions &options) {
   auto gpuModule = cast<gpu::GPUModuleOp>(gpuModuleOp);
-  // The wgmma backward is taken by name (mma=wgmma) until it has run on the
-  // GPU; mma=auto's backward on sm_90a is mma_sync's (docs/GPU.md).
-  const KernelFamily *family =
-      options.mma == "auto" && isWgmmaChip(options.chip)
-          ? &getMmaSyncFamily()
-          : lookupKernelFamily(options.mma, options.chip);
+  const KernelFamily *family = lookupKernelFamily(options.mma, options.chip);
   if (!family)
     return op.emitOpError()
            << "convert-attn-to-gpu: unknown mma family '" << options.mma

@@ -125,9 +125,12 @@ MmaSyncFamily::resolveOptions(KernelPlan &plan,
                                "2 to 4 stages, not "
                             << resolved.stages;
   int64_t warpRows = 16 * resolved.warps;
+  // One m16 tile per warp where a second would hold no query row (decode).
   if (resolved.blockQ == 0)
-    resolved.blockQ =
-        d > 128 || dropout || (elementwise && d > 64) ? warpRows : 2 * warpRows;
+    resolved.blockQ = d > 128 || dropout || (elementwise && d > 64) ||
+                              plan.Nq <= warpRows
+                          ? warpRows
+                          : 2 * warpRows;
   if (resolved.blockQ != warpRows && resolved.blockQ != 2 * warpRows)
     return op.emitOpError()
            << "convert-attn-to-gpu: mma=mma_sync with " << resolved.warps

@@ -40,17 +40,24 @@
 //                                          dropout's factors)
 //     dV  += (P Z)^T dO, dK += dS^T Q     (A: registers, B N-major; issued
 //                                          together)
-//     dQacc[q0 .., :] += scale dS K_w     (A: dS^T from the warpgroup's
-//                                          shared tile, M-major; B: K
-//                                          N-major; by f32 atomics)
+//     dQacc[q0 .., :] += scale dS K       (by warpgroup i mod W of query
+//                                          block i, over all BK keys: A,
+//                                          every warpgroup's dS^T tile,
+//                                          M-major; B: K N-major; by f32
+//                                          atomics)
 //   and frees the stage once dV and dK are done. lse and Di come from
 //   global memory (L1/L2: the threads of a quad's column read the same).
 //   At the end dK (times the scale) and dV go to global memory in their
 //   element type.
 //
-//   Each warpgroup adds its own keys' part of dQ (no barrier between the
-//   consumer warpgroups), in column chunks of at most 64 (one wgmma each, so
-//   that the chunk's accumulators, not all of dQ's, live beside dK and dV).
+//   dQ takes turns: the warpgroups store their dS^T tiles, and the one
+//   whose turn it is waits for all of them (a named barrier of the
+//   consumers), multiplies and adds dQ, one f32 atomic per element and
+//   CTA (half as many as a warpgroup each for its own keys: the atomics
+//   bound this kernel, docs/GPU.md), while the others go on to the next
+//   block, whose dS^T stores wait until it is done (a second one). It
+//   works in column chunks of at most 64 (one wgmma each, so that the
+//   chunk's accumulators, not all of dQ's, live beside dK and dV).
 //
 //===----------------------------------------------------------------------===//
 #include "WgmmaBackward.h"
@@ -115,6 +122,11 @@ private:
     return e.add(e.mul(gi, nqb), e.sub(qb, qbBegin));
   }
   int64_t consumers() const { return plan.cfg.warps / 4; }
+  /// Named barriers of the consumer warpgroups (after syncWarpgroup's 1 ..
+  /// W): every dS^T tile of the query block stored; the last block's dQ
+  /// product done.
+  int64_t dsWrittenBarrier() const { return 1 + consumers(); }
+  int64_t dsFreeBarrier() const { return 2 + consumers(); }
 
   OpBuilder &b;
   Location loc;
@@ -130,7 +142,8 @@ private:
   /// 2t), its first line in the warpgroup's tiles (16 warp + g) and its
   /// first key row in the sequence; the descriptors: K and V of the
   /// warpgroup's keys as A (K-major), K as B (N-major), Q and dO of stage 0
-  /// as B (K-major and N-major), the warpgroup's dS^T as A (M-major).
+  /// as B (K-major and N-major), the first warpgroup's dS^T as A
+  /// (M-major; the others' follow).
   Value wg, g, t, t2, line, keyRow;
   Value kA, vA, kN, qK, qN, dOK, dON, dsA;
 };
@@ -322,9 +335,24 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   }
 
   // dS^T into the warpgroup's tile (lines 16 warp + g + 8 r, columns
-  // 8 n + 2t), once every warp of the warpgroup is past the last block's
-  // dQ product, which read it.
-  syncWarpgroup(e, e.add(wg, e.idx(1)));
+  // 8 n + 2t), once the last block's dQ product, which read every
+  // warpgroup's tile, is done: the warpgroup that issued it syncs its own
+  // warps, the others wait for its arrival.
+  const int64_t W = consumers(), consumerThreads = 128 * W;
+  ifThen(e, e.ult(e.idx(0), i), [&](KB &y) {
+    Value previous = y.remu(y.sub(i, y.idx(1)), W);
+    Value wasMine = arith::CmpIOp::create(y.b, y.loc,
+                                          arith::CmpIPredicate::eq, previous,
+                                          wg);
+    auto ifPrevious = scf::IfOp::create(y.b, y.loc, wasMine,
+                                        /*withElseRegion=*/true);
+    OpBuilder tb = ifPrevious.getThenBodyBuilder();
+    KB tk{tb, y.loc};
+    syncWarpgroup(tk, tk.add(wg, tk.idx(1)));
+    OpBuilder eb = ifPrevious.getElseBodyBuilder();
+    KB ek{eb, y.loc};
+    syncNamedBarrier(ek, ek.idx(dsFreeBarrier()), consumerThreads);
+  });
   Value dsBase = e.add(e.idx(layout.dsOffset()),
                        e.mul(wg, e.idx(layout.aligned(layout.ds))));
   for (int64_t n = 0; n < nQ; ++n)
@@ -353,59 +381,91 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
 
   // The stores are generic-proxy writes, wgmma reads through the async
-  // proxy; every warp of the warpgroup stored its lines.
+  // proxy.
   proxyFence(e);
-  syncWarpgroup(e, e.add(wg, e.idx(1)));
 
-  // dQ (BQ x Dqk) += scale dS K_w over the warpgroup's 64 keys, in column
-  // chunks (a panel of K's tile when it holds 64 columns).
+  // dQ (BQ x Dqk) += scale dS K over the CTA's keys, by warpgroup i mod W
+  // (in turns: one f32 atomic per element and CTA, not per warpgroup),
+  // once every warpgroup stored its dS^T tile; the others free the stage
+  // as soon as their dV and dK are done and go on.
+  SmallVector<Type> accTypes(dK.size() + dV.size(), lb.getF32Type());
+  Value isMine = arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::eq,
+                                       e.remu(i, W), wg);
+  auto turn = scf::IfOp::create(lb, ll, accTypes, isMine,
+                                /*withElseRegion=*/true);
+  // (Each branch waits for dK and dV and yields them.)
+  auto yieldAccumulators = [&](KB &x, ArrayRef<Value> k, ArrayRef<Value> v) {
+    SmallVector<Value> out(k);
+    out.append(v.begin(), v.end());
+    scf::YieldOp::create(x.b, x.loc, out);
+  };
+  {
+    OpBuilder eb = turn.getElseBodyBuilder();
+    KB x{eb, ll};
+    arriveNamedBarrier(x, x.idx(dsWrittenBarrier()), consumerThreads);
+    SmallVector<Value> v = waitGroup(x, dV, 0);
+    SmallVector<Value> k = waitGroup(x, dK, 0);
+    arriveBarrier(x, x.add(x.idx(layout.empty()), stage));
+    yieldAccumulators(x, k, v);
+  }
+  OpBuilder tb = turn.getThenBodyBuilder();
+  KB x{tb, ll};
+  syncNamedBarrier(x, x.idx(dsWrittenBarrier()), consumerThreads);
+  // In column chunks (a panel of K's tile when it holds 64 columns); the
+  // k-steps walk the warpgroups' dS^T tiles and K's rows together.
   const int64_t chunk = D > 64 && D % 64 == 0 && layout.k.panel == 128 ? 64 : D;
   const double scale = backwardGradientScale(plan.op);
   const FragmentLayout ql{1, chunk / 8};
   for (int64_t c = 0; c < D / chunk; ++c) {
-    Value acc = LLVM::UndefOp::create(lb, ll, f32Struct(ctx, chunk / 2));
-    Value kChunk = advance(e, kN, e.idx(c * chunk * 2 / layout.k.panel *
+    Value acc = LLVM::UndefOp::create(tb, ll, f32Struct(ctx, chunk / 2));
+    Value kChunk = advance(x, kN, x.idx(c * chunk * 2 / layout.k.panel *
                                         layout.k.panelStride()));
-    NVVM::WgmmaFenceAlignedOp::create(lb, ll);
-    for (int64_t ks = 0; ks < 64 / 16; ++ks)
+    NVVM::WgmmaFenceAlignedOp::create(tb, ll);
+    for (int64_t ks = 0; ks < 4 * W; ++ks)
       acc = wgmmaShared(
-          e, acc, advance(e, dsA, e.idx(layout.ds.kStepOffset(ks, true))),
-          advance(e, kChunk, e.idx(layout.k.kStepOffset(ks, true))), chunk,
+          x, acc,
+          advance(x, dsA,
+                  x.idx(ks / 4 * layout.aligned(layout.ds) +
+                        layout.ds.kStepOffset(ks % 4, true))),
+          advance(x, kChunk, x.idx(layout.k.kStepOffset(ks, true))), chunk,
           /*first=*/ks == 0, /*mMajorA=*/true, /*nMajorB=*/true);
-    NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
+    NVVM::WgmmaGroupSyncAlignedOp::create(tb, ll);
     if (c == 0) {
       // Every product reading Q and dO is done: the stage is free.
-      dV = waitGroup(e, dV, 0);
-      dK = waitGroup(e, dK, 0);
+      dV = waitGroup(x, dV, 0);
+      dK = waitGroup(x, dK, 0);
     }
-    SmallVector<Value> dq = waitGroup(e, unpack(e, acc, chunk / 2), 0);
+    SmallVector<Value> dq = waitGroup(x, unpack(x, acc, chunk / 2), 0);
     if (c == 0)
-      arriveBarrier(e, e.add(e.idx(layout.empty()), stage));
+      arriveBarrier(x, x.add(x.idx(layout.empty()), stage));
     // Rows q0 + 16 warp + g + 8 r (line + 8 r), columns c chunk + 8 n + 2t
     // + h.
     for (int64_t r = 0; r < 2; ++r) {
-      Value row = e.add(q0, e.add(line, e.idx(8 * r)));
-      auto add = [&](KB &x) {
+      Value row = x.add(q0, x.add(line, x.idx(8 * r)));
+      auto add = [&](KB &y) {
         for (int64_t n = 0; n < ql.nTiles; ++n)
           for (int64_t h = 0; h < 2; ++h) {
-            Value col = x.add(x.idx(c * chunk + 8 * n + h), t2);
+            Value col = y.add(y.idx(c * chunk + 8 * n + h), t2);
             Value v = dq[ql.index(0, n, 2 * r + h)];
             if (scale != 1.0)
-              v = x.fmul(v, x.f32(scale));
-            memref::AtomicRMWOp::create(x.b, x.loc, arith::AtomicRMWKind::addf,
+              v = y.fmul(v, y.f32(scale));
+            memref::AtomicRMWOp::create(y.b, y.loc, arith::AtomicRMWKind::addf,
                                         v, dqAccum,
                                         ValueRange{bi, hi, row, col});
           }
       };
       if (masked && queryTail)
-        ifThen(e, e.ult(row, e.idx(plan.Nq)), add);
+        ifThen(x, x.ult(row, x.idx(plan.Nq)), add);
       else
-        add(e);
+        add(x);
     }
   }
-  SmallVector<Value> out(dK);
-  out.append(dV);
-  scf::YieldOp::create(lb, ll, out);
+  // The next block's dS^T stores may begin (none after the CTA's last).
+  ifThen(x, x.ult(x.add(i, x.idx(1)), x.mul(x.idx(plan.G), nqb)), [&](KB &y) {
+    arriveNamedBarrier(y, y.idx(dsFreeBarrier()), consumerThreads);
+  });
+  yieldAccumulators(x, dK, dV);
+  scf::YieldOp::create(lb, ll, turn.getResults());
 }
 
 void WgmmaBackwardKernel::emitConsumers(OpBuilder &cb, Value wgAll,
@@ -430,16 +490,14 @@ void WgmmaBackwardKernel::emitConsumers(OpBuilder &cb, Value wgAll,
   Value zero = c.idx(0);
   Value kRows = c.mul(wg, c.idx(64 * kt.panel));
   kA = descriptor(c, at(0, kRows), kt.descriptorBits(false));
-  kN = descriptor(c, at(0, kRows), kt.descriptorBits(true));
+  kN = descriptor(c, at(0, zero), kt.descriptorBits(true));
   vA = descriptor(c, at(layout.vOffset(), c.mul(wg, c.idx(64 * vt.panel))),
                   vt.descriptorBits(false));
   qK = descriptor(c, at(layout.qOffset(), zero), qt.descriptorBits(false));
   qN = descriptor(c, at(layout.qOffset(), zero), qt.descriptorBits(true));
   dOK = descriptor(c, at(layout.dOOffset(), zero), dOt.descriptorBits(false));
   dON = descriptor(c, at(layout.dOOffset(), zero), dOt.descriptorBits(true));
-  dsA = descriptor(
-      c, at(layout.dsOffset(), c.mul(wg, c.idx(layout.aligned(dst)))),
-      dst.descriptorBits(true));
+  dsA = descriptor(c, at(layout.dsOffset(), zero), dst.descriptorBits(true));
 
   // K and V of the key block.
   waitLanded(c, c.idx(layout.kvFull()), zero);

@@ -134,16 +134,13 @@ SmallVector<Value> attnfuse::gpu_kernels::waitGroup(KB &e, ArrayRef<Value> acc,
 }
 
 void attnfuse::gpu_kernels::waitTurn(KB &c, int64_t first, Value wg) {
-  NVVM::BarrierOp::create(c.b, c.loc, Type(), toI32(c, c.add(wg, c.idx(first))),
-                          i32Constant(c, 256), NVVM::BarrierReductionAttr(),
-                          Value());
+  syncNamedBarrier(c, c.add(wg, c.idx(first)), 256);
 }
 
 void attnfuse::gpu_kernels::passTurn(KB &c, int64_t first, int64_t count,
                                      Value wg) {
   Value next = c.remu(c.add(wg, c.idx(1)), count);
-  NVVM::BarrierArriveOp::create(c.b, c.loc, toI32(c, c.add(next, c.idx(first))),
-                                i32Constant(c, 256));
+  arriveNamedBarrier(c, c.add(next, c.idx(first)), 256);
 }
 
 void attnfuse::gpu_kernels::giveFirstTurn(KB &c, int64_t first) {
@@ -151,9 +148,21 @@ void attnfuse::gpu_kernels::giveFirstTurn(KB &c, int64_t first) {
                                 i32Constant(c, 256));
 }
 
-void attnfuse::gpu_kernels::syncWarpgroup(KB &c, Value id) {
-  NVVM::BarrierOp::create(c.b, c.loc, Type(), toI32(c, id), i32Constant(c, 128),
+void attnfuse::gpu_kernels::syncNamedBarrier(KB &c, Value id,
+                                             int64_t threads) {
+  NVVM::BarrierOp::create(c.b, c.loc, Type(), toI32(c, id),
+                          i32Constant(c, threads),
                           NVVM::BarrierReductionAttr(), Value());
+}
+
+void attnfuse::gpu_kernels::arriveNamedBarrier(KB &c, Value id,
+                                               int64_t threads) {
+  NVVM::BarrierArriveOp::create(c.b, c.loc, toI32(c, id),
+                                i32Constant(c, threads));
+}
+
+void attnfuse::gpu_kernels::syncWarpgroup(KB &c, Value id) {
+  syncNamedBarrier(c, id, 128);
 }
 
 //===----------------------------------------------------------------------===//

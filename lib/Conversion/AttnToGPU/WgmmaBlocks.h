@@ -128,6 +128,10 @@ SmallVector<Value> waitGroup(KB &e, ArrayRef<Value> acc, int pending = 0);
 void waitTurn(KB &c, int64_t first, Value wg);
 void passTurn(KB &c, int64_t first, int64_t count, Value wg);
 void giveFirstTurn(KB &c, int64_t first);
+/// bar.sync / bar.arrive on named barrier `id`, which `threads` threads
+/// reach in all.
+void syncNamedBarrier(KB &c, Value id, int64_t threads);
+void arriveNamedBarrier(KB &c, Value id, int64_t threads);
 /// bar.sync on named barrier `id` by one warpgroup's 128 threads.
 void syncWarpgroup(KB &c, Value id);
 

@@ -56,8 +56,10 @@ func.func @f(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x130x64xbf16>, %v: tenso
              %o: tensor<1x4x100x32xbf16>, %lse: tensor<1x4x100xf32>, %do: tensor<1x4x100x32xbf16>,
              %bias: tensor<1x1x100x130xf32>, %keep: tensor<100x130xi1>, %seed: i64)
     -> (tensor<1x4x100x64xbf16>, tensor<1x2x130x64xbf16>, tensor<1x2x130x32xbf16>) {
-  // With block-q=300: mma_sync falls back to simt (the remark),
-  // whose deterministic dQ kernel cannot take that block-q (the errors).
+  // With block-q=300: wgmma (mma=auto on sm_90a) and mma_sync fall back to
+  // simt (the remarks), whose deterministic dQ kernel cannot take that
+  // block-q (the errors).
+  // expected-remark@+4 {{mma=wgmma falls back to mma_sync: its backward adds dQ by atomics (deterministic=true: simt's dQ kernel)}}
   // expected-remark@+3 {{mma=mma_sync falls back to simt: its backward adds dQ by atomics (deterministic=true: simt's dQ kernel)}}
   // expected-error@+2 {{the deterministic dQ kernel's block-q * threads-per-row (300 * 4) must be a multiple of 32, at most 1024}}
   // expected-error@+1 {{mma=simt has the backward but not its pre-pass or last dQ kernel}}

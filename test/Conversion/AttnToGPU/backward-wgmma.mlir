@@ -1,6 +1,5 @@
-// attn.attention_backward on the wgmma family, named (mma=wgmma: mma=auto's
-// backward on sm_90a stays mma_sync's until the wgmma backward has run on
-// the GPU; the AUTO lines). Three
+// attn.attention_backward on the wgmma family, named (mma=wgmma) and by
+// default on sm_90a (mma=auto: the AUTO lines). Three
 // launches: the simt family's pre-pass (Di, the dQ accumulator zeroed) and
 // dQ conversion around the wgmma backward, one CTA per (key block of 2
 // consumer warpgroups x 64 keys, batch * KV head): grid (ceil(130 / 128),
@@ -8,8 +7,9 @@
 // V and the Q, dO stages by cp.async into swizzled tiles (mbarriers); the
 // consumers compute S^T and dP^T (wgmma, both operands from shared memory;
 // dP^T onto -Di), dV and dK (A: P^T and dS^T in registers, B N-major) and
-// dQ (A: dS^T from shared memory, M-major; B: K N-major), and add dQ by f32
-// atomics. GQA (4 query heads on 2 KV heads), causal bottom-right, tails of
+// dQ in turns (query block i: warpgroup i mod 2, over the CTA's 128 keys;
+// A: both warpgroups' dS^T from shared memory, M-major; B: K N-major; named
+// barriers 3 and 4 between the consumers), and add dQ by f32 atomics. GQA (4 query heads on 2 KV heads), causal bottom-right, tails of
 // Nq = 100 and Nk = 130. On another chip the family falls back to mma_sync.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma 2>&1 | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s --check-prefix=AUTO
@@ -23,6 +23,7 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma -o %t.stage1.mlir 2>/dev/null
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: FileCheck %s --check-prefix=PTXBAR < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // The host plan on the stand-in driver: the launches, grids, blocks and the
 // backward's dynamic shared memory (1024 of alignment slack; K, V: 128 x
@@ -60,6 +61,11 @@
 // PTX: .entry attn_fwd_0_bwd(
 // PTX: .minnctapersm 1
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// The turns: every consumer at barrier 3 (dS^T stored: the other warpgroup
+// arrives, the one whose turn it is syncs), barrier 4 (its dQ product done).
+// PTXBAR-DAG: bar.arrive 3, 256;
+// PTXBAR-DAG: bar.sync 3, 256;
+// PTXBAR-DAG: bar.arrive 4, 256;
 // PTX: atom.global.add.f32
 
 // PTXAS: Function properties for attn_fwd_0_bwd
@@ -70,7 +76,7 @@
 
 // AUTO-NOT: remark
 // AUTO: gpu.func @attn_fwd_0_bwd(
-// AUTO-SAME: attn.family = "mma_sync"
+// AUTO-SAME: attn.family = "wgmma"
 
 // SM80: remark: convert-attn-to-gpu: mma=wgmma falls back to mma_sync: wgmma needs sm_90a, the target is sm_80
 // SM80: gpu.func @attn_fwd_0_bwd(

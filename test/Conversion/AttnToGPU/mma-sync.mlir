@@ -8,7 +8,7 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync lazy-rescale=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=EAGER
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync block-q=32" -split-input-file 2>&1 | FileCheck %s --check-prefix=BQ32
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=tcgen05" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync warps=8 stages=3" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync warps=8 stages=3 block-q=256" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=W8S3
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync warps=2" -split-input-file 2>&1 | FileCheck %s --check-prefix=W2
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync stages=5" -split-input-file 2>&1 | FileCheck %s --check-prefix=S5
 // RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chunk=-16" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHUNK
@@ -97,7 +97,8 @@
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
-// warps=8 stages=3: 256 threads of two m16 tiles each (256 query rows),
+// warps=8 stages=3 block-q=256: 256 threads of two m16 tiles each (256
+// query rows; by default one tile each, as 100 rows fit in one per warp),
 // three K/V stages (3 * 32 * 136 * 2 * 2 = 52224 bytes) and Q (256 * 136 *
 // 2 = 69632); two blocks in flight: a block is ready once at most one
 // younger cp.async group is pending.
@@ -190,9 +191,9 @@ func.func @dim_36(%q: tensor<1x2x64x36xbf16>, %k: tensor<1x2x64x36xbf16>, %v: te
 // CHECK-SAME:    attn.dynamic_shared = 43008 : i64, attn.family = "mma_sync"
 // CHECK-COUNT-2: vector.store %{{.*}} : memref<2x64x56xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK:         vector.store %{{.*}} : memref<1x128x56xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK-COUNT-20: vector.store %{{.*}} : memref<1x2x64x40xf16>, vector<2xf16>
-// CHECK-NOT:     vector.store %{{.*}} : memref<1x2x64x40xf16>, vector<2xf16>
-func.func @d40_padded(%q: tensor<1x2x64x40xf16>, %k: tensor<1x2x64x40xf16>, %v: tensor<1x2x64x40xf16>) -> tensor<1x2x64x40xf16> {
-  %o = attn.attention ins(%q, %k, %v : tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>) -> tensor<1x2x64x40xf16>
-  return %o : tensor<1x2x64x40xf16>
+// CHECK-COUNT-20: vector.store %{{.*}} : memref<1x2x128x40xf16>, vector<2xf16>
+// CHECK-NOT:     vector.store %{{.*}} : memref<1x2x128x40xf16>, vector<2xf16>
+func.func @d40_padded(%q: tensor<1x2x128x40xf16>, %k: tensor<1x2x64x40xf16>, %v: tensor<1x2x64x40xf16>) -> tensor<1x2x128x40xf16> {
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>) -> tensor<1x2x128x40xf16>
+  return %o : tensor<1x2x128x40xf16>
 }
