@@ -8,13 +8,13 @@
 // ptxas assembles every naive kernel for sm_90a (format=bin, the default):
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="naive=true" | FileCheck %s --check-prefix=BIN
 // BIN-NOT: attn.
-// BIN-COUNT-14: gpu.binary @f_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, bin = "
+// BIN-COUNT-14: gpu.binary @f_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">, properties = {{.*}}, bin = "
 // CHECK-NOT: attn.
 // CHECK: llvm.func @f(
 // CHECK-COUNT-10: gpu.launch_func @f_kernel{{(_[0-9]+)?}}::@f_kernel
 // CHECK: llvm.return
 // CHECK-NOT: attn.
-// CHECK: gpu.binary @f_kernel{{.*}}#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+// CHECK: gpu.binary @f_kernel{{.*}}#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">
 // CHECK-SAME: .entry f_kernel
 // CHECK-NOT: attn.
 func.func @f(%q: tensor<1x2x40x32xbf16>, %k: tensor<1x2x50x32xbf16>, %v: tensor<1x2x50x32xbf16>,

@@ -71,8 +71,10 @@ struct GPUPipelineOptions
       llvm::cl::init(true)};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features (+ptx80 is needed for sm_90a)"),
-      llvm::cl::init("+ptx80")};
+      llvm::cl::desc("PTX features: the PTX ISA version (+ptx80 is needed "
+                     "for sm_90a, +ptx81 for the wgmma backward's vector "
+                     "reductions of dQ)"),
+      llvm::cl::init("+ptx81")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin), "

@@ -9,8 +9,10 @@
 // dP^T onto -Di), dV and dK (A: P^T and dS^T in registers, B N-major) and
 // dQ in turns (query block i: warpgroup i mod 2, over the CTA's 128 keys;
 // A: both warpgroups' dS^T from shared memory, M-major; B: K N-major; named
-// barriers 3 and 4 between the consumers), and add dQ by f32 atomics. GQA (4 query heads on 2 KV heads), causal bottom-right, tails of
-// Nq = 100 and Nk = 130. On another chip the family falls back to mma_sync.
+// barriers 3 and 4 between the consumers), and add dQ by f32 atomics (with
+// masked blocks; backward-wgmma-unmasked.mlir: vector reductions). GQA (4
+// query heads on 2 KV heads), causal bottom-right, tails of Nq = 100 and
+// Nk = 130. On another chip the family falls back to mma_sync.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=wgmma 2>&1 | FileCheck %s
 // RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s --check-prefix=AUTO
 // Deterministic mode is not the wgmma backward's (atomics): mma_sync's, then

@@ -9,7 +9,7 @@
 
 // CHECK: gpu.launch_func @attn_kernels::@attn_fwd_0
 // CHECK: gpu.binary @attn_kernels
-// CHECK-SAME: #nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+// CHECK-SAME: #nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">
 
 // PTX: .target sm_90a
 // PTX-NOT: .extern .func __nv_
