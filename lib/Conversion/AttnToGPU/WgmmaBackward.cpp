@@ -44,8 +44,9 @@
 //                                          block i, over all BK keys: A,
 //                                          every warpgroup's dS^T tile,
 //                                          M-major; B: K N-major; by f32
-//                                          vector reductions, a column
-//                                          pair each: PTX ISA 8.1)
+//                                          vector reductions of column
+//                                          pairs, PTX ISA 8.1, where no
+//                                          block is masked, else atomics)
 //   and frees the stage once dV and dK are done. lse and Di come from
 //   global memory (L1/L2: the threads of a quad's column read the same).
 //   At the end dK (times the scale) and dV go to global memory in their
