@@ -4,7 +4,7 @@ and, where it is importable, FlashAttention-4 (flash_attn.cute), in one
 process, in turns.
 
     PYTHONPATH=bundle/python python3 bench/bench_training.py [--quick]
-        [--softcap CAP] [--max-head-dim D]
+        [--softcap CAP] [--max-head-dim D] [--no-deterministic]
 
 Per shape (the training issue's rows: bf16, [B, H, N, D]): the time of one
 forward and backward (autograd.grad of O against a fixed dO, the forward
@@ -101,8 +101,13 @@ def main():
     ap.add_argument("--softcap", type=float, default=0.0)
     ap.add_argument("--max-head-dim", type=int, default=256,
                     help="only the shapes with d up to this")
+    ap.add_argument("--no-deterministic", action="store_true",
+                    help="leave attnfuse's deterministic backward out (its "
+                    "simt kernels take seconds a call at 16k keys)")
     args = ap.parse_args()
     impls = peers(args.softcap)
+    if args.no_deterministic:
+        impls.pop("attnfuse (deterministic)")
     fa4 = impls.pop("_fa4", None)
     ref_name = impls.pop("_ref")
     fa4_kw = {"softcap": args.softcap} if args.softcap else {}
