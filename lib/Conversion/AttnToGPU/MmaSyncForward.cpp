@@ -237,6 +237,16 @@ void MmaSyncForwardKernel::emit() {
     lseDst = lsePartial;
   }
 
+  // The block a prefetch of block `kb` copies: with split keys, at most
+  // the share's last (a prefetch past it re-reads that block, which L2
+  // holds, instead of the next split's first from HBM; its stage is never
+  // read).
+  auto prefetched = [&](KB &e, Value kb) {
+    if (plan.kvSplits <= 1)
+      return kb;
+    return e.min(kb, e.max(e.sub(kbEnd, e.idx(1)), kbBegin));
+  };
+
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   // The copies of one block form a cp.async group (commit, waitOldest).
   // Prologue: Q, and blocks kbBegin .. kbBegin + S - 2 into stages
@@ -285,7 +295,7 @@ void MmaSyncForwardKernel::emit() {
     }
     Value group;
     for (int64_t st = 0; st < kStages - 1; ++st) {
-      Value kb = k.add(kbBegin, k.idx(st));
+      Value kb = prefetched(k, k.add(kbBegin, k.idx(st)));
       copyBlock(k, key, bi, kvh, kBuf, D, kb, k.idx(st), tokens);
       copyBlock(k, value, bi, kvh, vBuf, Dv, kb, k.idx(st), tokens);
       group = commit(k, tokens);
@@ -322,8 +332,9 @@ void MmaSyncForwardKernel::emit() {
     Value ahead = e.add(kb, e.idx(kStages - 1));
     Value next = e.remu(e.sub(ahead, kbBegin), kStages);
     SmallVector<Value> tokens;
-    copyBlock(e, key, bi, kvh, kBuf, D, ahead, next, tokens);
-    copyBlock(e, value, bi, kvh, vBuf, Dv, ahead, next, tokens);
+    Value copied = prefetched(e, ahead);
+    copyBlock(e, key, bi, kvh, kBuf, D, copied, next, tokens);
+    copyBlock(e, value, bi, kvh, vBuf, Dv, copied, next, tokens);
     Value group = commit(e, tokens);
 
     SmallVector<Value> cur(iter.begin(), iter.end());
