@@ -324,7 +324,9 @@ def _scalar_holder(i, t):
 def _launch(func, grid, block, shared_bytes, params, values, tensor_maps,
             stream=None, check_sources=False):
     """Launches the loaded CUfunction `func` on `stream` (a CUstream handle;
-    default PyTorch's current stream), the one launcher of this module.
+    default PyTorch's current stream), checking every value: the launcher
+    of launch() and AttentionKernel (PreparedLaunch is the unchecked one of
+    callers that built the values themselves).
 
     `params` describes every kernel argument in order: a callable that turns
     the value passed for it into its ctypes holder (checking the value), or,
