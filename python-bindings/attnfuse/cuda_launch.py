@@ -367,9 +367,7 @@ class AttentionKernel:
     """One compiled attn.attention: call it with torch tensors."""
 
     def __init__(self, json_path, kernel_index=0):
-        import torch
-        torch.cuda.init()  # makes PyTorch's primary context current
-        torch.zeros(1, device="cuda")
+        _ensure_context()
         with open(json_path) as f:
             self.meta = json.load(f)
         self.kernel = self.meta["kernels"][kernel_index]
@@ -543,9 +541,9 @@ class PreparedLaunch:
     for callers that launch it many times on values they built themselves
     (attnfuse.torch: every tensor contiguous, aligned and of the shape the
     kernel was compiled for, since the shapes are part of its cache key).
-    The module is loaded and the parameter array (ctypes holders, a
-    pointer to each) built on construction; a launch sets the holders'
-    values from `values` (by argument name, as launch_named) and calls
+    The parameter array (ctypes holders, a pointer to each) is built on
+    construction, the module loaded by the first launch (in its context);
+    a launch sets the holders' values from `values` (by argument name, as launch_named) and calls
     cuLaunchKernel: no per-call checks of shapes, dtypes or alignment (use
     launch_named for values nobody checked). Tensor maps come from the
     module's cache, looked up again only when their sources' addresses

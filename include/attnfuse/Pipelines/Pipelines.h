@@ -71,9 +71,9 @@ struct GPUPipelineOptions
       llvm::cl::init(true)};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features: the PTX ISA version (+ptx80 is needed "
-                     "for sm_90a, +ptx81 for the wgmma backward's vector "
-                     "reductions of dQ)"),
+      llvm::cl::desc("PTX features: the PTX ISA version (sm_90a needs "
+                     "+ptx81 or newer: its wgmma backward adds dQ by vector "
+                     "reductions)"),
       llvm::cl::init("+ptx81")};
   Option<std::string> format{
       *this, "format",

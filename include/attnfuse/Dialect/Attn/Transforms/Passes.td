@@ -65,8 +65,8 @@ def AttnPackGroupedQueries : Pass<"attn-pack-grouped-queries"> {
     (`packGroupedQueries`): Q `[B, Hq, 1, D]` viewed as `[B, Hkv, G, D]`,
     O and lse viewed back. A kernel then reads each K/V head once for the
     whole group (FlashAttention's pack_gqa) instead of once per query head.
-    The GPU pipeline runs it before `convert-attn-to-gpu` with
-    `pack-gqa=true`.
+    The GPU pipeline runs it before `convert-attn-to-gpu` unless
+    `pack-gqa=false`.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
