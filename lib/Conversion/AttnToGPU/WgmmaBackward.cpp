@@ -45,8 +45,7 @@
 //                                          every warpgroup's dS^T tile,
 //                                          M-major; B: K N-major; by f32
 //                                          vector reductions of column
-//                                          pairs, PTX ISA 8.1, where no
-//                                          block is masked, else atomics)
+//                                          pairs, PTX ISA 8.1)
 //   and frees the stage once dV and dK are done. lse and Di come from
 //   global memory (L1/L2: the threads of a quad's column read the same).
 //   At the end dK (times the scale) and dV go to global memory in their
@@ -137,10 +136,6 @@ private:
   const int64_t BQ = plan.cfg.blockQ, BK = plan.cfg.blockK;
   const bool keyTail = plan.Nk % plan.cfg.blockK != 0,
              queryTail = plan.Nq % plan.cfg.blockQ != 0;
-  /// dQ by red.global.add.v2.f32 (PTX ISA 8.1): where every query block
-  /// is unmasked (runQueryBlocks emits no masked body).
-  const bool vectorReductions =
-      !plan.leftBounded && !plan.rightBounded && !keyTail && !queryTail;
   /// The CTA's batch, KV head, first key, whether its key block is the
   /// last, and its query-block range.
   Value bi, kvh, key0, lastKeyBlock, qbBegin, qbEnd, nqb;
@@ -448,48 +443,35 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     // + h.
     for (int64_t r = 0; r < 2; ++r) {
       Value row = x.add(q0, x.add(line, x.idx(8 * r)));
-      // Each thread's two adjacent columns by one vector reduction where
-      // no query block is masked (with masked blocks, ptxas spilled 736
-      // bytes instead of 160 at d = 128 causal, and the kernel ran 0.78x
-      // as fast on the H100), else by scalar atomics.
-      auto addScalar = [&](KB &y) {
-        for (int64_t n = 0; n < ql.nTiles; ++n)
-          for (int64_t h = 0; h < 2; ++h) {
-            Value col = y.add(y.idx(c * chunk + 8 * n + h), t2);
-            Value v = dq[ql.index(0, n, 2 * r + h)];
-            if (scale != 1.0)
-              v = y.fmul(v, y.f32(scale));
-            memref::AtomicRMWOp::create(y.b, y.loc, arith::AtomicRMWKind::addf,
-                                        v, dqAccum,
-                                        ValueRange{bi, hi, row, col});
-          }
-      };
+      // Each thread's two adjacent columns by one red.global.add.v2.f32
+      // (PTX ISA 8.1) per n-tile, from one address per row with the
+      // n-tiles at immediate offsets: a 64-bit address per n-tile made
+      // ptxas spill 736 bytes instead of 160 at d = 128 causal.
       auto add = [&](KB &y) {
-        if (!vectorReductions)
-          return addScalar(y);
         Value dqAddress =
             memref::ExtractAlignedPointerAsIndexOp::create(y.b, y.loc, dqAccum);
         Value rowBytes = y.mul(
             y.add(y.mul(y.add(y.mul(bi, y.idx(plan.Hq)), hi), y.idx(plan.Nq)),
                   row),
             y.idx(4 * D));
+        Value bytes =
+            y.add(rowBytes, y.mul(y.add(y.idx(c * chunk), t2), y.idx(4)));
+        SmallVector<Value> operands{arith::IndexCastUIOp::create(
+            y.b, y.loc, y.b.getI64Type(), y.add(dqAddress, bytes))};
+        std::string asmText = "{\n.reg .b64 a;\ncvta.to.global.u64 a, $0;\n";
+        std::string constraints = "l";
         for (int64_t n = 0; n < ql.nTiles; ++n) {
-          Value v[2];
           for (int64_t h = 0; h < 2; ++h) {
-            v[h] = dq[ql.index(0, n, 2 * r + h)];
-            if (scale != 1.0)
-              v[h] = y.fmul(v[h], y.f32(scale));
+            Value v = dq[ql.index(0, n, 2 * r + h)];
+            operands.push_back(scale != 1.0 ? y.fmul(v, y.f32(scale)) : v);
+            constraints += ",f";
           }
-          Value bytes = y.add(rowBytes,
-                              y.mul(y.add(y.idx(c * chunk + 8 * n), t2),
-                                    y.idx(4)));
-          Value address = arith::IndexCastUIOp::create(
-              y.b, y.loc, y.b.getI64Type(), y.add(dqAddress, bytes));
-          inlinePtx(y, Type(), {address, v[0], v[1]},
-                    "{\n.reg .b64 a;\ncvta.to.global.u64 a, $0;\n"
-                    "red.global.add.v2.f32 [a], {$1, $2};\n}",
-                    "l,f,f");
+          asmText += "red.global.add.v2.f32 [a" +
+                     (n ? "+" + std::to_string(32 * n) : std::string()) +
+                     "], {$" + std::to_string(2 * n + 1) + ", $" +
+                     std::to_string(2 * n + 2) + "};\n";
         }
+        inlinePtx(y, Type(), operands, asmText + "}", constraints);
       };
       if (masked && queryTail)
         ifThen(x, x.ult(row, x.idx(plan.Nq)), add);

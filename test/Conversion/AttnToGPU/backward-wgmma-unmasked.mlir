@@ -1,8 +1,8 @@
 // The wgmma backward where no query block is masked (no structural mask,
 // no tails): dQ by f32 vector reductions, a thread's column pair at once
 // (red.global.add.v2.f32, PTX ISA 8.1: the pipeline's default features
-// +ptx81), ptxas without spills at d = 64. With masked blocks it keeps the
-// scalar atomics (backward-wgmma.mlir).
+// +ptx81) from one address a row, ptxas without spills at d = 64. Masked
+// kernels reduce the same way (backward-wgmma.mlir).
 // RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir
 // RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
@@ -15,6 +15,7 @@
 // CHECK: .entry attn_fwd_0_bwd(
 // CHECK-NOT: atom.global.add.f32
 // CHECK: red.global.add.v2.f32 [a], {
+// CHECK: red.global.add.v2.f32 [a+224], {
 // CHECK-NOT: atom.global.add.f32
 // CHECK: .entry
 

@@ -57,7 +57,8 @@
 // CHECK: llvm.nvvm.ex2.approx.ftz.f
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
-// CHECK: memref.atomic_rmw addf
+// CHECK: red.global.add.v2.f32 [a], {$1, $2};\0Ared.global.add.v2.f32 [a+32], {$3, $4};
+// CHECK-NOT: memref.atomic_rmw
 // CHECK: gpu.func @attn_fwd_0_bwd_dq(
 
 // PTX: .entry attn_fwd_0_bwd(
@@ -68,7 +69,9 @@
 // PTXBAR-DAG: bar.arrive 3, 256;
 // PTXBAR-DAG: bar.sync 3, 256;
 // PTXBAR-DAG: bar.arrive 4, 256;
-// PTX: atom.global.add.f32
+// PTX: red.global.add.v2.f32 [a+32], {
+// PTX-NOT: atom.global.add.f32
+// PTX: .entry
 
 // PTXAS: Function properties for attn_fwd_0_bwd
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
