@@ -50,11 +50,15 @@ def unescape(text):
 
 
 def memref_info(t):
-    m = re.fullmatch(r"memref<([0-9x]*)x?([a-z0-9]+)>", t.strip())
+    m = re.fullmatch(r"memref<([0-9x]*)x?([a-z0-9]+)"
+                     r"(?:, strided<\[([0-9, ]+)\]>)?>", t.strip())
     if not m:
         return {"type": t.strip()}
     dims = [int(d) for d in m.group(1).split("x") if d] if m.group(1) else []
-    return {"kind": "memref", "shape": dims, "dtype": m.group(2)}
+    info = {"kind": "memref", "shape": dims, "dtype": m.group(2)}
+    if m.group(3):  # a permuted view (Q, K, V read in place)
+        info["strides"] = [int(x) for x in m.group(3).split(",")]
+    return info
 
 
 def tensor_maps(attrs):
@@ -120,6 +124,8 @@ def parse_kernels(stage1):
                         "dtype": src["dtype"], "dims": src["shape"],
                         "box": spec["box"], "swizzle": spec["swizzle"],
                         "l2_promotion": spec["l2_promotion"]}
+                if "strides" in src:  # a permuted view
+                    info["strides"] = src["strides"]
             elif t.startswith("memref"):
                 info = memref_info(t)
             else:

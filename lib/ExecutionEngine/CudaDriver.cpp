@@ -170,15 +170,17 @@ CudaDriver::encodeTensorMap(const TensorMapArgument &map, uint64_t source) {
   else
     return llvm::createStringError("a tensor map of " + map.elementType +
                                    " elements");
-  // Innermost dimension first; the strides (bytes) of the contiguous
-  // source's outer dimensions.
+  // Innermost dimension first; the strides (bytes) of the source's outer
+  // dimensions: the view's, else the contiguous buffer's.
   unsigned rank = map.dims.size();
   std::vector<uint64_t> dims(map.dims.rbegin(), map.dims.rend()), strides;
   std::vector<unsigned> box(map.box.rbegin(), map.box.rend()),
       elementStrides(rank, 1);
   uint64_t stride = bytes;
   for (unsigned i = 1; i < rank; ++i)
-    strides.push_back(stride *= dims[i - 1]);
+    strides.push_back(map.strides.empty()
+                          ? stride *= dims[i - 1]
+                          : bytes * map.strides[rank - 1 - i]);
   TensorMap result;
   if (llvm::Error e = check(
           api->cuTensorMapEncodeTiled(

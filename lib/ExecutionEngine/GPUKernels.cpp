@@ -39,6 +39,14 @@ attnfuse::collectKernelAttributes(ModuleOp module) {
       auto source = cast<MemRefType>(func.getArgumentTypes()[arg.source]);
       llvm::raw_string_ostream(arg.elementType) << source.getElementType();
       arg.dims.assign(source.getShape().begin(), source.getShape().end());
+      // A permuted view (Q, K, V read in place in [B, N, H, D]): its
+      // strides; contiguous otherwise.
+      if (!source.getLayout().isIdentity()) {
+        int64_t offset;
+        SmallVector<int64_t> strides;
+        if (succeeded(source.getStridesAndOffset(strides, offset)))
+          arg.strides.assign(strides.begin(), strides.end());
+      }
       ArrayRef<int64_t> box = map.getAs<DenseI64ArrayAttr>("box").asArrayRef();
       arg.box.assign(box.begin(), box.end());
       arg.swizzle = integer("swizzle");
@@ -57,6 +65,7 @@ attnfuse::tensorMapsToJSON(const std::vector<TensorMapArgument> &maps) {
                                        {"source", m.source},
                                        {"dtype", m.elementType},
                                        {"dims", llvm::json::Array(m.dims)},
+                                       {"strides", llvm::json::Array(m.strides)},
                                        {"box", llvm::json::Array(m.box)},
                                        {"swizzle", m.swizzle},
                                        {"l2_promotion", m.l2Promotion}});

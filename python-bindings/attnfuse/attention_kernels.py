@@ -49,7 +49,13 @@ _ELEMENT_TYPES = ("bf16", "f16", "f32")
 @dataclass(frozen=True)
 class AttentionConfig:
     """One attention as the kernels see it: Q [B, Hq, Nq, Dqk], K
-    [B, Hkv, Nk, Dqk], V [B, Hkv, Nk, Dv], O [B, Hq, Nq, Dv], contiguous.
+    [B, Hkv, Nk, Dqk], V [B, Hkv, Nk, Dv], O [B, Hq, Nq, Dv].
+
+    layout: how Q, K, V, O (and dO, dQ, dK, dV) lie in memory: "bhnd"
+    contiguous as above, or "bnhd" contiguous [B, N, H, D] (projections,
+    flash_attn_func), which the kernels read and write in place (the
+    modules take [B, N, H, D] tensors and permute them around the op;
+    convert-attn-to-gpu folds the permutations into the kernels).
 
     causal / window: window = (left, right) keys around the (aligned)
     diagonal, -1 for unbounded (FlashAttention's window_size); causal is
@@ -80,6 +86,7 @@ class AttentionConfig:
     chip: str = "sm_90a"
     deterministic: bool = False
     options: str = ""
+    layout: str = "bhnd"
 
     def kernel_options(self, which: str) -> str:
         """attn-lower-to-nvvm-pipeline's options for `which` kernels:
@@ -104,6 +111,8 @@ class AttentionConfig:
             fail(f"heads_q = {self.heads_q} is not a multiple of heads_kv = "
                  f"{self.heads_kv} (GQA/MQA share each KV head among the "
                  "same number of query heads)")
+        if self.layout not in ("bhnd", "bnhd"):
+            fail(f"layout must be 'bhnd' or 'bnhd', got {self.layout!r}")
         if self.alignment not in ("top_left", "bottom_right"):
             fail(f"alignment must be 'top_left' or 'bottom_right', got "
                  f"{self.alignment!r}")
@@ -201,31 +210,78 @@ class AttentionConfig:
         return args
 
 
+class _Layout:
+    """The [B, N, H, D] argument types of a "bnhd" configuration and the
+    linalg.transpose ops between them and the op's [B, H, N, D] (identity
+    for "bhnd")."""
+
+    def __init__(self, cfg: AttentionConfig):
+        self.permuted = cfg.layout == "bnhd"
+        self.lines: List[str] = []
+
+    def outer(self, t: str) -> str:
+        """The memory type of the op's [B, H, N, D] type t."""
+        if not self.permuted:
+            return t
+        dims = t[len("tensor<"):-1].split("x")
+        dims[1], dims[2] = dims[2], dims[1]
+        return "tensor<" + "x".join(dims) + ">"
+
+    def permute(self, name: str, src: str, dst: str) -> str:
+        """%name (of type src) as type dst."""
+        if not self.permuted:
+            return f"%{name}"
+        self.lines.append(
+            f"  %{name}_e = tensor.empty() : {dst}\n"
+            f"  %{name}_t = linalg.transpose ins(%{name} : {src}) "
+            f"outs(%{name}_e : {dst}) permutation = [0, 2, 1, 3]\n")
+        return f"%{name}_t"
+
+    def take(self) -> str:
+        text, self.lines = "".join(self.lines), []
+        return text
+
+
 def forward_module(cfg: AttentionConfig) -> str:
-    """`@forward(q, k, v, [bias], [seed]) -> (o, lse)`: one attn.attention."""
+    """`@forward(q, k, v, [bias], [seed]) -> (o, lse)`: one attn.attention
+    (Q, K, V, O in the configuration's layout)."""
     q, k, v, o, lse, _ = cfg._types()
     clauses, attrs, region = cfg._operands_and_attributes()
+    lay = _Layout(cfg)
+    Q, K, V, O = (lay.outer(t) for t in (q, k, v, o))
+    qa, ka, va = (lay.permute(n, lay.outer(t), t)
+                  for n, t in (("q", q), ("k", k), ("v", v)))
+    head = lay.take()
+    oa = lay.permute("o", o, O)
     return (
-        f"func.func @forward(%q: {q}, %k: {k}, %v: {v}"
-        f"{cfg._extra_arguments()}) -> ({o}, {lse}) {{\n"
-        f"  %o, %lse = attn.attention ins(%q, %k, %v : {q}, {k}, {v})"
-        f"{clauses}{attrs}{region} -> {o}, {lse}\n"
-        f"  return %o, %lse : {o}, {lse}\n}}\n")
+        f"func.func @forward(%q: {Q}, %k: {K}, %v: {V}"
+        f"{cfg._extra_arguments()}) -> ({O}, {lse}) {{\n{head}"
+        f"  %o, %lse = attn.attention ins({qa}, {ka}, {va} : {q}, {k}, {v})"
+        f"{clauses}{attrs}{region} -> {o}, {lse}\n{lay.take()}"
+        f"  return {oa}, %lse : {O}, {lse}\n}}\n")
 
 
 def backward_module(cfg: AttentionConfig) -> str:
     """`@backward(q, k, v, o, lse, do, [bias], [seed]) -> (dq, dk, dv)`: one
-    attn.attention_backward."""
+    attn.attention_backward (all but lse in the configuration's layout)."""
     q, k, v, o, lse, _ = cfg._types()
     clauses, attrs, region = cfg._operands_and_attributes()
+    lay = _Layout(cfg)
+    Q, K, V, O = (lay.outer(t) for t in (q, k, v, o))
+    qa, ka, va, oa, da = (lay.permute(n, lay.outer(t), t)
+                          for n, t in (("q", q), ("k", k), ("v", v),
+                                       ("o", o), ("do", o)))
+    head = lay.take()
+    results = [lay.permute(n, t, lay.outer(t))
+               for n, t in (("dq", q), ("dk", k), ("dv", v))]
     return (
-        f"func.func @backward(%q: {q}, %k: {k}, %v: {v}, %o: {o}, "
-        f"%lse: {lse}, %do: {o}{cfg._extra_arguments()}) -> ({q}, {k}, {v})"
-        " {\n"
-        f"  %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : {q}, "
-        f"{k}, {v}) grad(%o, %lse, %do : {o}, {lse}, {o}){clauses}{attrs}"
-        f"{region} -> {q}, {k}, {v}\n"
-        f"  return %dq, %dk, %dv : {q}, {k}, {v}\n}}\n")
+        f"func.func @backward(%q: {Q}, %k: {K}, %v: {V}, %o: {O}, "
+        f"%lse: {lse}, %do: {O}{cfg._extra_arguments()}) -> ({Q}, {K}, {V})"
+        f" {{\n{head}"
+        f"  %dq, %dk, %dv = attn.attention_backward ins({qa}, {ka}, {va} : "
+        f"{q}, {k}, {v}) grad({oa}, %lse, {da} : {o}, {lse}, {o}){clauses}"
+        f"{attrs}{region} -> {q}, {k}, {v}\n{lay.take()}"
+        f"  return {', '.join(results)} : {Q}, {K}, {V}\n}}\n")
 
 
 # --- the cache -------------------------------------------------------------

@@ -159,12 +159,13 @@ def _error_string(lib, status):
 
 def encode_tensor_map(spec, address):
     """The 128 bytes of the CUtensorMap for a TMA view of the contiguous
-    row-major tensor at device address `address`, by cuTensorMapEncodeTiled.
+    tensor at device address `address`, by cuTensorMapEncodeTiled.
 
     `spec` is a tensor-map description as bench/extract_kernels.py writes
     it in a kernel's args ("kind": "tensormap") and as
     attnfuse.Kernel.tensor_maps holds it: "dtype" (f16, bf16, f32), "dims"
-    (the source's shape) and "box" (elements per copy), both outermost
+    (the source's shape), "box" (elements per copy) and, for a strided view
+    of the buffer at `address`, "strides" (elements), all outermost
     dimension first, "swizzle" and "l2_promotion" in bytes. Raises
     CudaError with the driver's message if the driver refuses it."""
     dtype, dims, box = spec["dtype"], list(spec["dims"]), list(spec["box"])
@@ -181,11 +182,20 @@ def encode_tensor_map(spec, address):
     rank = len(dims)
     # The driver's arrays are innermost dimension first; globalStrides has
     # the byte strides of dimensions 1 .. rank-1 (dimension 0's is the
-    # element size).
-    strides, stride = [], _TENSOR_MAP_ELEMENT_BYTES[dtype]
-    for d in reversed(dims[1:]):
-        stride *= d
-        strides.append(stride)
+    # element size): a strided view's ("strides", in elements, outermost
+    # first: Q, K, V read in place in [B, N, H, D]), else the contiguous
+    # tensor's.
+    size = _TENSOR_MAP_ELEMENT_BYTES[dtype]
+    view = list(spec.get("strides") or [])
+    if view:
+        if len(view) != rank or view[-1] != 1:
+            raise ValueError(f"tensor map: strides {view} for dims {dims}")
+        strides = [size * s for s in reversed(view[:-1])]
+    else:
+        strides, stride = [], size
+        for d in reversed(dims[1:]):
+            stride *= d
+            strides.append(stride)
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64
     c_dims = (u64 * rank)(*reversed(dims))
     c_strides = (u64 * max(1, rank - 1))(*strides)

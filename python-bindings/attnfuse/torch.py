@@ -30,10 +30,13 @@ regenerates the forward's mask from the same seed.
 deterministic=True: the backward's reruns are bitwise equal (dQ summed in
 a fixed order by a kernel of its own; the default adds dQ by f32 atomics).
 
-Not yet: a gradient for the bias (a bias that requires grad is refused),
-strided inputs
-without a copy (inputs are made contiguous in [B, H, N, D]: the
-[B, N, H, D] layout costs a transpose of Q, K, V and dO).
+Layouts: Q, K, V (O, dO) that are all contiguous [B, H, N, D], or all
+transposed views of contiguous [B, N, H, D] (flash_attn_func's, and what a
+projection's view(B, N, H, D).transpose(1, 2) gives), are read in place,
+and O, dQ, dK, dV are written in the same layout; others are copied to
+contiguous [B, H, N, D] first.
+
+Not yet: a gradient for the bias (a bias that requires grad is refused).
 """
 import os
 from typing import Optional, Tuple
@@ -83,8 +86,8 @@ def _chip(device: torch.device) -> str:
     return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
 
 
-def _config(q, k, v, bias, causal, window_left, window_right, alignment,
-            softcap, scale, dropout_p,
+def _config(q, k, v, bias, layout, causal, window_left, window_right,
+            alignment, softcap, scale, dropout_p,
             deterministic) -> _kernels.AttentionConfig:
     return _kernels.AttentionConfig(
         dtype=_DTYPES[q.dtype], batch=q.shape[0], heads_q=q.shape[1],
@@ -94,15 +97,46 @@ def _config(q, k, v, bias, causal, window_left, window_right, alignment,
         softcap=softcap, scale=scale,
         bias_shape=None if bias is None else tuple(bias.shape),
         dropout_p=dropout_p, chip=_chip(q.device),
-        deterministic=deterministic, options=_options)
+        deterministic=deterministic, options=_options, layout=layout)
 
 
-def _ready(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
-    """t as the kernels read it: contiguous, 16-byte aligned."""
+def _in_layout(t: torch.Tensor, layout: str) -> bool:
+    """Whether t ([B, H, N, D]) lies in memory as `layout` says: "bhnd"
+    contiguous, "bnhd" a transposed view of a contiguous [B, N, H, D]."""
+    return (t.transpose(1, 2) if layout == "bnhd" else t).is_contiguous()
+
+
+def _layout(*tensors: torch.Tensor) -> str:
+    """The layout the kernels read `tensors` ([B, H, N, D] each) in, without
+    a copy where all lie alike: "bnhd" where each is a transposed view of a
+    contiguous [B, N, H, D] (projections, flash_attn_func), else "bhnd"
+    (those not contiguous are copied)."""
+    if all(_in_layout(t, "bnhd") for t in tensors) and \
+            not all(_in_layout(t, "bhnd") for t in tensors):
+        return "bnhd"
+    return "bhnd"
+
+
+def _ready(t: Optional[torch.Tensor],
+           layout: str = "bhnd") -> Optional[torch.Tensor]:
+    """t as the kernels read it: in `layout` (a copy if it is not),
+    16-byte aligned."""
     if t is None:
         return None
-    t = t.contiguous()
-    return t if t.data_ptr() % _launch.ALIGNMENT == 0 else t.clone()
+    if not _in_layout(t, layout):
+        t = (t.transpose(1, 2).contiguous().transpose(1, 2)
+             if layout == "bnhd" else t.contiguous())
+    return t if t.data_ptr() % _launch.ALIGNMENT == 0 else \
+        _empty_like(t, t.shape, layout).copy_(t)
+
+
+def _empty_like(t: torch.Tensor, shape, layout: str,
+                dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """An empty [B, H, N, D] tensor of `shape` in `layout`."""
+    if layout == "bnhd":
+        b, h, n, d = shape
+        return t.new_empty((b, n, h, d), dtype=dtype).transpose(1, 2)
+    return t.new_empty(shape, dtype=dtype)
 
 
 def _seed_value(seed: Optional[torch.Tensor]) -> int:
@@ -149,7 +183,7 @@ _prepared = {}
 
 def _launches(which, q, k, v, bias, *flags) -> _Launches:
     """The prepared `which` ("forward", "backward") kernels of a call; flags
-    are _config's arguments after the bias."""
+    are _config's arguments after the bias (the layout first)."""
     key = (which, q.shape, k.shape, v.shape, q.dtype, q.device,
            None if bias is None else bias.shape, flags, _options,
            os.environ.get("ATTNFUSE_CHIP"))
@@ -166,11 +200,13 @@ def _forward_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              alignment: str, softcap: float, scale: Optional[float],
              dropout_p: float, deterministic: bool
              ) -> Tuple[torch.Tensor, torch.Tensor]:
-    q, k, v, bias = _ready(q), _ready(k), _ready(v), _ready(bias)
-    launches = _launches("forward", q, k, v, bias, causal, window_left,
-                         window_right, alignment, softcap, scale, dropout_p,
-                         deterministic)
-    o = q.new_empty(q.shape[:3] + (v.shape[3],))
+    layout = _layout(q, k, v)
+    q, k, v = (_ready(t, layout) for t in (q, k, v))
+    bias = _ready(bias)
+    launches = _launches("forward", q, k, v, bias, layout, causal,
+                         window_left, window_right, alignment, softcap, scale,
+                         dropout_p, deterministic)
+    o = _empty_like(q, q.shape[:3] + (v.shape[3],), layout)
     lse = q.new_empty(q.shape[:3], dtype=torch.float32)
     values = {"q": q, "k": k, "v": v, "bias": bias,
               "seed": _seed_value(seed), "o": o, "lse": lse}
@@ -192,7 +228,7 @@ _forward = torch.library.custom_op(
 @_forward.register_fake
 def _(q, k, v, bias, seed, causal, window_left, window_right, alignment,
       softcap, scale, dropout_p, deterministic):
-    return (q.new_empty(q.shape[:3] + (v.shape[3],)),
+    return (_empty_like(q, q.shape[:3] + (v.shape[3],), _layout(q, k, v)),
             q.new_empty(q.shape[:3], dtype=torch.float32))
 
 
@@ -203,18 +239,20 @@ def _backward_kernels(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
               alignment: str, softcap: float, scale: Optional[float],
               dropout_p: float, deterministic: bool
               ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    do, q, k, v, o, lse, bias = (_ready(t) for t in (do, q, k, v, o, lse,
-                                                       bias))
-    launches = _launches("backward", q, k, v, bias, causal, window_left,
-                         window_right, alignment, softcap, scale, dropout_p,
-                         deterministic)
+    # (dO, often a broadcast or a fresh tensor, follows the inputs' layout.)
+    layout = _layout(q, k, v, o)
+    do, q, k, v, o = (_ready(t, layout) for t in (do, q, k, v, o))
+    lse, bias = _ready(lse), _ready(bias)
+    launches = _launches("backward", q, k, v, bias, layout, causal,
+                         window_left, window_right, alignment, softcap, scale,
+                         dropout_p, deterministic)
     # The f32 accumulator of the atomics (none in deterministic mode); for
-    # f32 it is dQ (the backward has no conversion kernel).
+    # f32 in [B, H, N, D] it is dQ (the backward has no conversion kernel).
     dq_accum = (None if deterministic
                 else q.new_empty(q.shape, dtype=torch.float32))
     dq = (dq_accum if dq_accum is not None and q.dtype == torch.float32
-          else q.new_empty(q.shape))
-    dk, dv = k.new_empty(k.shape), v.new_empty(v.shape)
+          and layout == "bhnd" else _empty_like(q, q.shape, layout))
+    dk, dv = (_empty_like(t, t.shape, layout) for t in (k, v))
     launches.run({"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do,
                   "bias": bias, "seed": _seed_value(seed),
                   "di": q.new_empty(q.shape[:3], dtype=torch.float32),
@@ -231,9 +269,11 @@ _backward = torch.library.custom_op(
 @_backward.register_fake
 def _(do, q, k, v, o, lse, bias, seed, causal, window_left, window_right,
       alignment, softcap, scale, dropout_p, deterministic):
-    # Contiguous, as the kernels write them (not empty_like: q may be a
-    # transposed view).
-    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+    # In the layout the kernels write them in (as _backward_kernels).
+    layout = _layout(q, k, v, o)
+    if layout == "bhnd" and q.dtype == torch.float32 and not deterministic:
+        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+    return tuple(_empty_like(t, t.shape, layout) for t in (q, k, v))
 
 
 def _setup_context(ctx, inputs, output):
@@ -371,9 +411,9 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     generator: Optional[torch.Generator] = None):
     """flash_attn.flash_attn_func's calling convention: q [B, Nq, Hq, D],
     k, v [B, Nk, Hkv, D]; causal and windows aligned bottom-right (the last
-    query sees the last key). Returns O [B, Nq, Hq, Dv] (a transposed view
-    of the kernel's [B, Hq, Nq, Dv]) and, with return_lse, lse
-    [B, Hq, Nq]."""
+    query sees the last key). Q, K, V contiguous [B, N, H, D] are read in
+    place. Returns O [B, Nq, Hq, Dv] (contiguous where they are) and, with
+    return_lse, lse [B, Hq, Nq]."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4:
             raise ValueError(f"attnfuse.torch: {name} must be a 4-d tensor "

@@ -292,6 +292,48 @@ def check_flash_layout_and_features():
            f"max|diff| {err4:.1e}")
 
 
+def check_layouts_in_place():
+    """Q, K, V as transposed views of contiguous [B, N, H, D]
+    (flash_attn_func's layout) are read in place and O, dQ, dK, dV written
+    in the same layout (contiguous [B, N, H, D] results, no transposing
+    copies); mixed layouts are copied and still right."""
+    g = torch.Generator(device="cuda").manual_seed(5)
+    b, nq, nk, hq, hkv, d = 2, 211, 333, 8, 2, 64
+    for dtype, tol in ((torch.bfloat16, 3e-2), (torch.float32, 2e-3)):
+        q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=dtype,
+                               generator=g).requires_grad_()
+                   for n, h in ((nq, hq), (nk, hkv), (nk, hkv)))
+        do = torch.randn(b, nq, hq, d, device="cuda", dtype=dtype,
+                         generator=g)
+        o = aft.flash_attn_func(q, k, v, causal=True)
+        o.backward(do)
+        qr, kr, vr = (x.detach().float().transpose(1, 2).requires_grad_()
+                      for x in (q, k, v))
+        ref = reference(qr, kr, vr, causal=True,
+                        alignment="bottom_right").transpose(1, 2)
+        ref.backward(do.float())
+        err = max((o.float() - ref).abs().max().item(),
+                  *[(x.grad.float() - y.grad.transpose(1, 2)).abs().max()
+                    .item() for x, y in ((q, qr), (k, kr), (v, vr))])
+        layout = aft._layout(*(x.transpose(1, 2) for x in (q, k, v)))
+        in_place = layout == "bnhd" and o.is_contiguous() and all(
+            x.grad.is_contiguous() for x in (q, k, v))
+        report(err < tol and in_place,
+               f"[B,N,H,D] in place ({dtype}, GQA 8/2, causal, tails): "
+               f"layout {layout}, O/dQ/dK/dV contiguous [B,N,H,D]: "
+               f"{in_place}, max|err| of O, dQ, dK, dV {err:.1e}")
+    # Mixed: Q [B, N, H, D], K and V [B, H, N, D] contiguous: copies.
+    q = torch.randn(b, nq, hq, d, device="cuda", dtype=torch.bfloat16,
+                    generator=g).transpose(1, 2)
+    k, v = (torch.randn(b, hkv, nk, d, device="cuda", dtype=torch.bfloat16,
+                        generator=g) for _ in range(2))
+    o = aft.attention(q, k, v)
+    err = (o.float() - reference(q, k, v)).abs().max().item()
+    report(err < 2e-2 and aft._layout(q, k, v) == "bhnd",
+           f"mixed layouts (Q [B,N,H,D], K, V [B,H,N,D]) copied: max|err| "
+           f"{err:.1e}")
+
+
 def check_decode():
     """Decode as a server runs it: one new token per sequence over a long
     GQA cache, by default, packed and split on the mma_sync forward (the
@@ -405,7 +447,8 @@ def main():
     for case in sweep(True)[:6]:
         guarded(check_case, *case, torch.bfloat16, True)
     for check in (check_deterministic, check_gradcheck,
-                  check_flash_layout_and_features, check_decode,
+                  check_flash_layout_and_features, check_layouts_in_place,
+                  check_decode,
                   check_compile, check_errors, check_cache):
         guarded(check)
     print(f"{len(FAILURES)} failure(s)")

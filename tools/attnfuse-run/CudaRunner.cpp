@@ -100,7 +100,7 @@ Value getRoot(Value v) {
       v = toTensor.getBuffer();
     else if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
                  memref::SubViewOp, memref::CastOp,
-                 memref::ReinterpretCastOp>(def))
+                 memref::ReinterpretCastOp, memref::TransposeOp>(def))
       v = def->getOperand(0);
     else
       break;
@@ -118,8 +118,8 @@ bool isTensorMapPointer(Operation *op) {
 
 bool isView(Operation *op) {
   return isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
-             memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp>(
-      op);
+             memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
+             memref::TransposeOp>(op);
 }
 
 /// Returns whether the memref of `v` has a static shape and a layout of

@@ -20,6 +20,9 @@ struct TensorMapArgument {
   /// The element type ("bf16", "f16", "f32") and shape of the source.
   std::string elementType;
   std::vector<int64_t> dims;
+  /// The source's strides in elements, outermost first, where it is a
+  /// strided view (a permutation of a contiguous buffer); empty: contiguous.
+  std::vector<int64_t> strides;
   /// The box in elements; the swizzle and the L2 promotion in bytes.
   std::vector<int64_t> box;
   int64_t swizzle, l2Promotion;

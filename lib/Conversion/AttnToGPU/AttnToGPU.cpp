@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -63,6 +64,153 @@ namespace {
 MemRefType memrefFor(Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+/// Where `op` permutes the dimensions of one tensor and nothing else — a
+/// linalg.transpose, or a linalg.generic of parallel loops whose body yields
+/// its input element, with a permuted input map and an identity output map
+/// (the raising's layout adaptation) — and keeps the last dimension last:
+/// its input, and the permutation `perm` (result dimension i is input
+/// dimension perm[i]).
+Value permutedSource(Operation *op, SmallVectorImpl<int64_t> &perm) {
+  if (!op)
+    return {};
+  Value input;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+    input = transpose.getInput();
+    perm.assign(transpose.getPermutation().begin(),
+                transpose.getPermutation().end());
+  } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+        generic.getNumResults() != 1 ||
+        generic.getNumLoops() != generic.getNumParallelLoops())
+      return {};
+    Block &body = generic.getRegion().front();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    if (body.getOperations().size() != 1 ||
+        yield.getValues().front() != body.getArgument(0))
+      return {};
+    AffineMap in = generic.getIndexingMapsArray()[0],
+              out = generic.getIndexingMapsArray()[1];
+    if (!out.isIdentity() || !in.isPermutation())
+      return {};
+    // Input dimension j is loop (= result) dimension in(j): result
+    // dimension i is input dimension in^-1(i).
+    perm.assign(in.getNumResults(), 0);
+    for (unsigned j = 0; j < in.getNumResults(); ++j)
+      perm[in.getDimPosition(j)] = j;
+    input = generic.getDpsInputs()[0];
+  } else {
+    return {};
+  }
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (!type || !type.hasStaticShape() || perm.empty() ||
+      perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    return {};
+  return input;
+}
+
+/// `buffer` viewed through `perm` (memref.transpose: result dimension i is
+/// buffer dimension perm[i]; static strides, no copy).
+Value permutedView(OpBuilder &b, Location loc, Value buffer,
+                   ArrayRef<int64_t> perm) {
+  SmallVector<unsigned> dims(perm.begin(), perm.end());
+  return memref::TransposeOp::create(
+             b, loc, buffer,
+             AffineMapAttr::get(
+                 AffineMap::getPermutationMap(dims, b.getContext())))
+      .getResult();
+}
+
+/// A Q, K, V, O or dO operand's buffer for the kernels: where it is a
+/// permutation of another tensor that keeps the head dim innermost (Q, K,
+/// V in [B, N, H, D], as projections and flash_attn_func have them), that
+/// tensor's buffer read in place through the permuted view; else the
+/// operand's own.
+Value kernelInput(OpBuilder &b, Location loc, Value tensor) {
+  SmallVector<int64_t> perm;
+  if (Value source = permutedSource(tensor.getDefiningOp(), perm))
+    return permutedView(
+        b, loc,
+        bufferization::ToBufferOp::create(b, loc, memrefFor(source), source,
+                                          /*readOnly=*/true),
+        perm);
+  return bufferization::ToBufferOp::create(b, loc, memrefFor(tensor), tensor,
+                                           /*readOnly=*/true);
+}
+
+/// Whether `result`'s only use permutes it keeping the head dim innermost.
+bool hasPermutedUse(Value result) {
+  SmallVector<int64_t> perm;
+  return result.hasOneUse() &&
+         permutedSource(*result.getUsers().begin(), perm) == result;
+}
+
+/// A kernel result (O, dQ, dK, dV) of `type`: where `result`'s only use
+/// permutes it keeping the head dim innermost (O back to [B, N, H, D]),
+/// the buffer is allocated in the permuted layout and the kernel writes it
+/// through the inverse view, and that use is returned in `permutedUse`
+/// (its result is the buffer's); else an allocation of `type`.
+Value kernelOutput(OpBuilder &b, Location loc, Value result, MemRefType type,
+                   Operation *&permutedUse, Value &permutedBuffer) {
+  permutedUse = nullptr;
+  SmallVector<int64_t> perm;
+  if (result.hasOneUse()) {
+    Operation *user = *result.getUsers().begin();
+    if (permutedSource(user, perm) == result) {
+      permutedUse = user;
+      permutedBuffer = memref::AllocOp::create(
+          b, loc, memrefFor(user->getResult(0)));
+      SmallVector<int64_t> inverse(perm.size());
+      for (auto [i, p] : llvm::enumerate(perm))
+        inverse[p] = i;
+      return permutedView(b, loc, permutedBuffer, inverse);
+    }
+  }
+  return memref::AllocOp::create(b, loc, type);
+}
+
+/// Replaces `op`'s results by tensors of `buffers` (the kernels' outputs)
+/// and the permuted uses that kernelOutput folded (null where none) by
+/// tensors of their buffers.
+void replaceByBuffers(OpBuilder &b, Location loc, Operation *op,
+                      ArrayRef<Value> buffers, ArrayRef<Operation *> uses,
+                      ArrayRef<Value> permuted) {
+  auto toTensor = [&](Value result, Value buf) {
+    return bufferization::ToTensorOp::create(b, loc, result.getType(), buf,
+                                             /*restrict=*/true,
+                                             /*writable=*/true)
+        .getResult();
+  };
+  auto eraseWithEmptyInit = [](Operation *permutation) {
+    Value init = cast<DestinationStyleOpInterface>(permutation).getDpsInits()[0];
+    permutation->erase();
+    if (auto empty = init.getDefiningOp<tensor::EmptyOp>();
+        empty && empty->use_empty())
+      empty->erase();
+  };
+  for (auto [use, buf] : llvm::zip(uses, permuted))
+    if (use) {
+      use->getResult(0).replaceAllUsesWith(toTensor(use->getResult(0), buf));
+      eraseWithEmptyInit(use);
+    }
+  SmallVector<Value> results;
+  for (auto [result, buf] : llvm::zip(op->getResults(), buffers))
+    results.push_back(toTensor(result, buf));
+  SmallVector<Operation *> permutations;
+  for (Value operand : op->getOperands()) {
+    SmallVector<int64_t> perm;
+    Operation *def = operand.getDefiningOp();
+    if (permutedSource(def, perm) && !llvm::is_contained(permutations, def))
+      permutations.push_back(def);
+  }
+  op->replaceAllUsesWith(results);
+  op->erase();
+  // The permutations that kernelInput read through, and their destinations,
+  // once nothing else uses them.
+  for (Operation *def : permutations)
+    if (isOpTriviallyDead(def))
+      eraseWithEmptyInit(def);
 }
 } // namespace
 
@@ -479,7 +627,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
                                              /*readOnly=*/true)
         .getResult();
   };
-  Value outBuf, lseBuf, outPartial, lsePartial;
+  Value outBuf, lseBuf, outPartial, lsePartial, outPermuted;
+  Operation *outPermutedUse = nullptr;
   // lse [B, Hq, Nq] f32; a split forward's partials have kvSplits * B rows
   // of O and lse, in f32.
   Type f32 = b.getF32Type();
@@ -489,13 +638,13 @@ LogicalResult attnfuse::convertAttentionToGPU(
     Value arg;
     switch (role) {
     case ArgRole::Q:
-      arg = addBuffer(op.getQuery());
+      arg = kernelInput(b, loc, op.getQuery());
       break;
     case ArgRole::K:
-      arg = addBuffer(op.getKey());
+      arg = kernelInput(b, loc, op.getKey());
       break;
     case ArgRole::V:
-      arg = addBuffer(op.getValue());
+      arg = kernelInput(b, loc, op.getValue());
       break;
     case ArgRole::Bias:
       arg = addBuffer(op.getBias());
@@ -513,8 +662,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
       break;
     }
     case ArgRole::O:
-      arg = outBuf =
-          memref::AllocOp::create(b, loc, memrefFor(op.getOutput()));
+      arg = outBuf = kernelOutput(b, loc, op.getOutput(),
+                                  memrefFor(op.getOutput()), outPermutedUse,
+                                  outPermuted);
       break;
     case ArgRole::Lse:
       arg = lseBuf = memref::AllocOp::create(b, loc, lseType);
@@ -633,7 +783,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
     const KernelFamily &simt = getSimtFamily();
     if (failed(simt.resolveOptions(combine, options)))
       return failure();
-    outBuf = memref::AllocOp::create(b, loc, memrefFor(op.getOutput()));
+    outBuf = kernelOutput(b, loc, op.getOutput(), memrefFor(op.getOutput()),
+                          outPermutedUse, outPermuted);
     lseBuf = memref::AllocOp::create(b, loc, lseType);
     SmallVector<Value> combineOperands = {outPartial, lsePartial, outBuf,
                                           lseBuf};
@@ -646,17 +797,14 @@ LogicalResult attnfuse::convertAttentionToGPU(
       return failure();
   }
 
-  SmallVector<Value> results;
-  auto toTensor = [&](Value buf, Type type) {
-    return bufferization::ToTensorOp::create(b, loc, type, buf,
-                                             /*restrict=*/true,
-                                             /*writable=*/true);
-  };
-  results.push_back(toTensor(outBuf, op.getOutput().getType()));
-  if (op.getLse())
-    results.push_back(toTensor(lseBuf, op.getLse().getType()));
-  op->replaceAllUsesWith(results);
-  op->erase();
+  SmallVector<Value> buffers = {outBuf}, permuted = {outPermuted};
+  SmallVector<Operation *> uses = {outPermutedUse};
+  if (op.getLse()) {
+    buffers.push_back(lseBuf);
+    permuted.push_back(Value());
+    uses.push_back(nullptr);
+  }
+  replaceByBuffers(b, loc, op, buffers, uses, permuted);
   return success();
 }
 
@@ -756,12 +904,12 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
         .getResult();
   };
   DenseMap<ArgRole, Value> buffers;
-  buffers[ArgRole::Q] = addBuffer(op.getQuery());
-  buffers[ArgRole::K] = addBuffer(op.getKey());
-  buffers[ArgRole::V] = addBuffer(op.getValue());
-  buffers[ArgRole::O] = addBuffer(op.getOutput());
+  buffers[ArgRole::Q] = kernelInput(b, loc, op.getQuery());
+  buffers[ArgRole::K] = kernelInput(b, loc, op.getKey());
+  buffers[ArgRole::V] = kernelInput(b, loc, op.getValue());
+  buffers[ArgRole::O] = kernelInput(b, loc, op.getOutput());
   buffers[ArgRole::Lse] = addBuffer(op.getLse());
-  buffers[ArgRole::GradOut] = addBuffer(op.getGradOutput());
+  buffers[ArgRole::GradOut] = kernelInput(b, loc, op.getGradOutput());
   if (plan.bias)
     buffers[ArgRole::Bias] = addBuffer(plan.bias);
   if (plan.keepMask)
@@ -771,16 +919,24 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   buffers[ArgRole::Di] = alloc({plan.B, plan.Hq, plan.Nq}, f32);
   if (!deterministic)
     buffers[ArgRole::DqAccum] = alloc({plan.B, plan.Hq, plan.Nq, plan.D}, f32);
+  // The gradients, each in the layout of its only permuted use if any.
+  Operation *uses[3] = {};
+  Value permuted[3];
   buffers[ArgRole::Dk] =
-      alloc({plan.B, plan.Hkv, plan.Nk, plan.D}, plan.elementType);
+      kernelOutput(b, loc, op.getGradKey(), memrefFor(op.getGradKey()),
+                   uses[1], permuted[1]);
   buffers[ArgRole::Dv] =
-      alloc({plan.B, plan.Hkv, plan.Nk, plan.Dv}, plan.elementType);
-  // Without a conversion (f32, atomics) the accumulator is dQ.
-  bool launchesLast = deterministic || plan.elementType != f32;
+      kernelOutput(b, loc, op.getGradValue(), memrefFor(op.getGradValue()),
+                   uses[2], permuted[2]);
+  // Without a conversion (f32, atomics) the accumulator is dQ (contiguous;
+  // a permuted dQ takes the conversion).
+  bool launchesLast = deterministic || plan.elementType != f32 ||
+                      hasPermutedUse(op.getGradQuery());
   buffers[ArgRole::Dq] =
-      launchesLast
-          ? alloc({plan.B, plan.Hq, plan.Nq, plan.D}, plan.elementType)
-          : buffers[ArgRole::DqAccum];
+      launchesLast ? kernelOutput(b, loc, op.getGradQuery(),
+                                  memrefFor(op.getGradQuery()), uses[0],
+                                  permuted[0])
+                   : buffers[ArgRole::DqAccum];
 
   auto launch = [&](KernelPlan &p, StringRef suffix) {
     SmallVector<Value> operands;
@@ -797,18 +953,10 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
        failed(launch(last, deterministic ? "_bwd_dq_ordered" : "_bwd_dq"))))
     return failure();
 
-  auto toTensor = [&](Value buf, Value result) {
-    return bufferization::ToTensorOp::create(b, loc, result.getType(), buf,
-                                             /*restrict=*/true,
-                                             /*writable=*/true)
-        .getResult();
-  };
-  SmallVector<Value> results = {
-      toTensor(buffers[ArgRole::Dq], op.getGradQuery()),
-      toTensor(buffers[ArgRole::Dk], op.getGradKey()),
-      toTensor(buffers[ArgRole::Dv], op.getGradValue())};
-  op->replaceAllUsesWith(results);
-  op->erase();
+  replaceByBuffers(b, loc, op,
+                   {buffers[ArgRole::Dq], buffers[ArgRole::Dk],
+                    buffers[ArgRole::Dv]},
+                   uses, permuted);
   return success();
 }
 

@@ -189,7 +189,10 @@ void emitConversion(const KernelPlan &plan, KernelArgs &args, KB &k) {
                              e.remu(e.divu(x, plan.D), plan.Nq),
                              e.remu(x, plan.D)};
     Value v = memref::LoadOp::create(e.b, e.loc, args.dqAccum, at);
-    Value out = arith::TruncFOp::create(e.b, e.loc, plan.elementType, v);
+    // (f32: a copy, where dQ is a permuted view of [B, N, H, D].)
+    Value out = plan.elementType == v.getType()
+                    ? v
+                    : arith::TruncFOp::create(e.b, e.loc, plan.elementType, v);
     memref::StoreOp::create(e.b, e.loc, out, args.dq, at);
   });
 }

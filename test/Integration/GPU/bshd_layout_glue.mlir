@@ -2,9 +2,11 @@
 // A raised graph whose layout is not [B,H,N,D]: Q, K, V and the output are
 // [B,S,H,D] (test/Dialect/Attn/Transforms/bshd_layout.mlir, larger), and a
 // residual add follows. The raising leaves layout copies (linalg.generic)
-// around attn.attention; they and the residual run on the GPU as kernels of
-// their own, around the fused one. test/Tools/attnfuse-run-mock-glue.mlir
-// checks the launch plan on the stand-in driver.
+// around attn.attention; convert-attn-to-gpu folds those of Q, K and V into
+// the fused kernel (read in place), and the output's, fused with the
+// residual, runs on the GPU as a kernel of its own.
+// test/Tools/attnfuse-run-mock-glue.mlir checks the launch plan on the
+// stand-in driver.
 // RUN: attnfuse-run %s --target=cuda --check=fa
 // RUN: attnfuse-run %s --target=cuda --check=naive --seed=3
 func.func @f(%q: tensor<2x40x2x32xf32>, %k: tensor<2x40x2x32xf32>, %v: tensor<2x40x2x32xf32>) -> tensor<2x40x2x32xf32> {
