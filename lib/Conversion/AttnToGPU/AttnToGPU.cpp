@@ -602,7 +602,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.numKB = llvm::divideCeil(plan.Nk, cfg.blockK);
   if (options.reportCost)
     op.emitRemark() << describeKernelCost(
-        getForwardKernelCost(plan, options.peakTflops, options.peakGbps),
+        getKernelCost(plan, options.peakTflops, options.peakGbps),
         kernelName, family->getName());
   // Grid x, y (see KernelPlan::headsFastest) within CUDA's limits.
   LaunchShape shape = family->getLaunchShape(plan);
@@ -945,8 +945,13 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
       operands.push_back(buffers.lookup(role));
       names.push_back(getArgumentName(role));
     }
-    return buildKernelAndLaunch(b, op, gpuModule, (kernelName + suffix).str(),
-                                *family, p, operands, names);
+    std::string name = (kernelName + suffix).str();
+    if (options.reportCost)
+      op.emitRemark() << describeKernelCost(
+          getKernelCost(p, options.peakTflops, options.peakGbps), name,
+          family->getName());
+    return buildKernelAndLaunch(b, op, gpuModule, name, *family, p, operands,
+                                names);
   };
   if (failed(launch(pre, "_bwd_pre")) || failed(launch(plan, "_bwd")) ||
       (launchesLast &&

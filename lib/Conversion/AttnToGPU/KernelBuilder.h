@@ -34,6 +34,8 @@ constexpr double kLowestScore = -1e38;
 
 /// Index and f32 arithmetic at one insertion point.
 struct KB {
+  /// (The value type of ScoreUtils.h's block-range templates.)
+  using V = Value;
   OpBuilder &b;
   Location loc;
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }

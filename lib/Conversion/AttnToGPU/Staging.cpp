@@ -79,21 +79,8 @@ SmallVector<Value> attnfuse::gpu_kernels::runBlockLoops(
 
 std::pair<Value, Value> attnfuse::gpu_kernels::queryBlockRange(
     KB &k, const KernelPlan &plan, Value key0, int64_t blockK, int64_t blockQ) {
-  const MaskWindow &w = plan.window;
-  int64_t numQB = llvm::divideCeil(plan.Nq, blockQ);
-  Value begin = k.idx(0), end = k.idx(numQB);
-  // Rows q see key k iff off - left <= k - q <= off + right: q >= k0 - off -
-  // right for the block's first key, q <= kLast - off + left for its last.
-  if (plan.rightBounded)
-    begin = k.max(begin,
-                  k.floorDiv(k.sub(key0, k.idx(w.offset + w.right)), blockQ));
-  if (plan.leftBounded) {
-    Value last = k.min(k.add(key0, k.idx(blockK - 1)), k.idx(plan.Nk - 1));
-    end = k.min(end,
-                k.add(k.floorDiv(k.add(last, k.idx(w.left - w.offset)), blockQ),
-                      k.idx(1)));
-  }
-  return {begin, end};
+  return queryBlockRangeOf(k, plan.window, plan.Nq, plan.Nk, key0, blockK,
+                           blockQ);
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::runQueryBlocks(

@@ -425,6 +425,13 @@ std::pair<int64_t, int64_t> getKeyBlockRange(const MaskWindow &w, int64_t nq,
   return keyBlockRangeOf(a, w, nq, nk, q0, rows, blockK);
 }
 
+std::pair<int64_t, int64_t> getQueryBlockRange(const MaskWindow &w, int64_t nq,
+                                               int64_t nk, int64_t key0,
+                                               int64_t blockK, int64_t blockQ) {
+  IntArith a;
+  return queryBlockRangeOf(a, w, nq, nk, key0, blockK, blockQ);
+}
+
 Value buildScoreMod(OpBuilder &b, Location loc, AttentionOpInterface op, Value score,
                     ValueRange coords, const IRMapping *captures) {
   if (!op.hasScoreMod())

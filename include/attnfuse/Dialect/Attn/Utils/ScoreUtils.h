@@ -153,6 +153,36 @@ keyBlockRangeOf(Arith &a, const MaskWindow &w, int64_t nq, int64_t nk,
   return {begin, end};
 }
 
+/// The backward's counterpart of keyBlockRangeOf: the query blocks of
+/// `blockQ` rows [begin, end) that can see a key of the block of `blockK`
+/// keys from `key0` (static sizes): q >= key0 - off - right for its first
+/// key, q <= min(key0 + blockK, Nk) - 1 - off + left for its last. The same
+/// `Arith` contract (the backward kernels' IR builders, or integers:
+/// getQueryBlockRange).
+template <typename Arith>
+std::pair<typename Arith::V, typename Arith::V>
+queryBlockRangeOf(Arith &a, const MaskWindow &w, int64_t nq, int64_t nk,
+                  typename Arith::V key0, int64_t blockK, int64_t blockQ) {
+  using V = typename Arith::V;
+  V begin = a.idx(0), end = a.idx((nq + blockQ - 1) / blockQ);
+  if (isWindowSideBounded(w.right, nq, nk))
+    begin = a.max(begin,
+                  a.floorDiv(a.sub(key0, a.idx(w.offset + w.right)), blockQ));
+  if (isWindowSideBounded(w.left, nq, nk)) {
+    V last = a.min(a.add(key0, a.idx(blockK - 1)), a.idx(nk - 1));
+    end = a.min(end, a.add(a.floorDiv(a.add(last, a.idx(w.left - w.offset)),
+                                      blockQ),
+                           a.idx(1)));
+  }
+  return {begin, end};
+}
+
+/// queryBlockRangeOf on integers (end may be below begin: none).
+std::pair<int64_t, int64_t> getQueryBlockRange(const MaskWindow &window,
+                                               int64_t queryLength,
+                                               int64_t keyLength, int64_t key0,
+                                               int64_t blockK, int64_t blockQ);
+
 /// keyBlockRangeOf on integers: the key blocks [begin, end) that query rows
 /// [q0, q0 + rows) visit (end may be below begin: none).
 std::pair<int64_t, int64_t> getKeyBlockRange(const MaskWindow &window,
