@@ -84,6 +84,7 @@ class _Driver:
                                    ctypes.POINTER(ctypes.c_void_p)],
                 "cuGetErrorString": [ctypes.c_int,
                                      ctypes.POINTER(ctypes.c_char_p)],
+                "cuCtxGetCurrent": [ctypes.POINTER(ctypes.c_void_p)],
             }.items():
                 getattr(lib, fn).argtypes = args
                 getattr(lib, fn).restype = ctypes.c_int
@@ -266,7 +267,8 @@ class _TensorMapCache:
 
     @staticmethod
     def _key(spec, tensor):
-        return (spec["dtype"], tuple(spec["dims"]), tuple(spec["box"]),
+        return (spec["dtype"], tuple(spec["dims"]),
+                tuple(spec.get("strides") or ()), tuple(spec["box"]),
                 spec["swizzle"], spec["l2_promotion"], tensor.data_ptr(),
                 tensor.device.index)
 
@@ -492,10 +494,24 @@ def _ensure_context():
         _CONTEXT_READY = True
 
 
-def _load(kernel):
-    """The CUfunction of an attnfuse.Kernel, its module loaded once per
-    process (in the current context)."""
-    key = (kernel.name, kernel.binary)
+def _current_context() -> int:
+    """The current CUcontext (PyTorch's primary context of the current
+    device; made current first if there is none)."""
+    ctx = ctypes.c_void_p()
+    _Driver.check(_Driver.get().cuCtxGetCurrent(ctypes.byref(ctx)),
+                  "cuCtxGetCurrent")
+    if not ctx.value:
+        _ensure_context()
+        _Driver.check(_Driver.get().cuCtxGetCurrent(ctypes.byref(ctx)),
+                      "cuCtxGetCurrent")
+    return ctx.value
+
+
+def _load(kernel, context=None):
+    """The CUfunction of an attnfuse.Kernel in `context` (default: the
+    current one), its module loaded once per context: a module and its
+    functions belong to the context that loaded them (one per GPU)."""
+    key = (context or _current_context(), kernel.name, kernel.binary)
     if key not in _LOADED:
         lib = _Driver.get()
         module, func = ctypes.c_void_p(), ctypes.c_void_p()
@@ -549,12 +565,12 @@ def launch(kernel, *args, stream=None):
 class PreparedLaunch:
     """The launch of one attnfuse.Kernel with argument names, prepared once
     for callers that launch it many times on values they built themselves
-    (attnfuse.torch: every tensor contiguous, aligned and of the shape the
-    kernel was compiled for, since the shapes are part of its cache key).
+    (attnfuse.torch: every tensor in the layout, aligned and of the shape
+    the kernel was compiled for, since these are part of its cache key).
     The parameter array (ctypes holders, a pointer to each) is built on
-    construction, the module loaded by the first launch (in its context);
-    a launch sets the holders' values from `values` (by argument name, as launch_named) and calls
-    cuLaunchKernel: no per-call checks of shapes, dtypes or alignment (use
+    construction, the module loaded by the first launch in each context
+    (one per GPU); a launch sets the holders' values from `values` (by
+    argument name, as launch_named) and calls cuLaunchKernel: no per-call checks of shapes, dtypes or alignment (use
     launch_named for values nobody checked). Tensor maps come from the
     module's cache, looked up again only when their sources' addresses
     change (the device copies in use are held here, alive even when the
@@ -568,7 +584,9 @@ class PreparedLaunch:
         if -1 in kernel.grid or -1 in kernel.block:
             raise ValueError(f"{kernel.name}: launch sizes are not constants")
         self.kernel = kernel
-        self._func = None  # loaded by the first launch, in its context
+        # The CUfunction by context, loaded by the first launch in each
+        # (one per GPU a process launches on).
+        self._funcs = {}
         maps = {m["argument"]: m for m in kernel.tensor_maps}
         self._holders, self._pointers, self._scalars = [], [], []
         self._maps = []  # (holder index, spec, source argument name)
@@ -598,9 +616,10 @@ class PreparedLaunch:
     def __call__(self, values, stream):
         """Launches on the CUstream handle `stream` (an int)."""
         k = self.kernel
-        if self._func is None:
-            _ensure_context()
-            self._func = _load(k)
+        context = _current_context()
+        func = self._funcs.get(context)
+        if func is None:
+            func = self._funcs[context] = _load(k, context)
         with self._lock:
             for h, name in self._pointers:
                 h.value = values[name].data_ptr()
@@ -616,7 +635,7 @@ class PreparedLaunch:
                         self._holders[i].value = dev.data_ptr()
                     # (Held here too: the cache may drop them.)
                     self._map_sources, self._map_devices = sources, devs
-            status = self._launch(self._func, k.grid[0], k.grid[1], k.grid[2],
+            status = self._launch(func, k.grid[0], k.grid[1], k.grid[2],
                                   k.block[0], k.block[1], k.block[2],
                                   k.dynamic_shared_memory_bytes,
                                   ctypes.c_void_p(stream), self._params, None)
