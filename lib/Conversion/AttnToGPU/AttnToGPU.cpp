@@ -441,6 +441,24 @@ static LogicalResult checkKernelOperands(AttentionOpInterface op) {
   return success();
 }
 
+/// Whether mma=auto takes the split mma_sync forward for `plan` (sizes,
+/// multiprocessors, shared-memory limit) instead of the unsplit wgmma one:
+/// where the mma_sync forward computes it and, its options resolved on
+/// trial (its diagnostics dropped), splits the keys kMinAutomaticSplits
+/// times or more (decode with too few tiles for the SMs; its own defaults
+/// for the head dims and features decide).
+static bool wantsKeySplits(const KernelPlan &plan,
+                           const AttentionKernelOptions &options) {
+  const KernelFamily &mmaSync = getMmaSyncFamily();
+  KernelPlan trial = plan;
+  if (!mmaSync.getUnsupportedReason(trial, options.chip).empty())
+    return false;
+  ScopedDiagnosticHandler drop(plan.op->getContext(),
+                               [](Diagnostic &) { return success(); });
+  return succeeded(mmaSync.resolveOptions(trial, options)) &&
+         trial.kvSplits >= kMinAutomaticSplits;
+}
+
 /// The family for the kernel kind of `plan`: `family`, or the first of its
 /// fallbacks that can compute it (a remark per fallback taken); null after a
 /// located error.
@@ -581,19 +599,19 @@ LogicalResult attnfuse::convertAttentionToGPU(
   // options are resolved: only mma_sync splits the keys.
   plan.cfg.kvSplits = options.kvSplits;
   plan.multiprocessors = multiprocessorCountForChip(options.chip);
+  plan.sharedLimit = options.sharedMemoryLimit > 0
+                         ? options.sharedMemoryLimit
+                         : sharedMemoryLimitForChip(options.chip);
   // mma=auto: decode with too few tiles for the SMs takes the forward that
   // splits the keys.
   if (options.mma == "auto" && family == &getWgmmaFamily() &&
-      options.kvSplits != 1 && wantsKeySplits(plan))
+      options.kvSplits != 1 && wantsKeySplits(plan, options))
     family = &getMmaSyncFamily();
   // A family that cannot compute the op hands it to its fallback (never a
   // wrong kernel), with a remark.
   family = selectFamily(op, family, plan, options.chip);
   if (!family)
     return failure();
-  plan.sharedLimit = options.sharedMemoryLimit > 0
-                         ? options.sharedMemoryLimit
-                         : sharedMemoryLimitForChip(options.chip);
   if (failed(family->resolveOptions(plan, options)))
     return failure();
   plan.tensorMaps = family->getTensorMaps(plan);

@@ -49,11 +49,6 @@ LaunchShape attnfuse::gpu_kernels::getTileGridShape(const KernelPlan &plan) {
 /// than the parallelism gains).
 constexpr int64_t kSplitCtasPerSm = 4;
 constexpr int64_t kMinBlocksPerSplit = 4;
-/// The fewest automatic splits for which mma=auto leaves the wgmma forward
-/// for the split one: with fewer, the unsplit wgmma forward was faster
-/// (H100, 2026-12-07, docs/GPU.md's "Split keys": packed GQA decode at
-/// B = 8, 64 tiles, 9 splits: 2781 against 2515 GB/s at Nk = 8k).
-constexpr int64_t kMinAutomaticSplits = 16;
 
 /// The automatic split count of `tiles` tiles over `numKB` key blocks.
 static int64_t automaticKeySplits(int64_t tiles, int64_t numKB,
@@ -73,17 +68,6 @@ int64_t attnfuse::gpu_kernels::chooseKeySplits(const KernelPlan &plan,
   return automaticKeySplits(
       llvm::divideCeil(plan.Nq, plan.cfg.blockQ) * plan.B * plan.Hq, numKB,
       plan.multiprocessors);
-}
-
-bool attnfuse::gpu_kernels::wantsKeySplits(const KernelPlan &plan) {
-  // The mma_sync forward's decode defaults: 64 query rows (4 warps of one
-  // m16 tile), 64 keys a block.
-  constexpr int64_t blockQ = 64, blockK = 64;
-  if (plan.Nq > blockQ)
-    return false;
-  return automaticKeySplits(plan.B * plan.Hq,
-                            llvm::divideCeil(plan.Nk, blockK),
-                            plan.multiprocessors) >= kMinAutomaticSplits;
 }
 
 std::pair<Value, Value>

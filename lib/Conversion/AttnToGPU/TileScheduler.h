@@ -38,13 +38,13 @@ LaunchShape getTileGridShape(const KernelPlan &plan);
 /// CTAs per SM, as many splits as bring them there, each keeping at least
 /// kMinBlocksPerSplit key blocks; 1 otherwise.
 int64_t chooseKeySplits(const KernelPlan &plan, int64_t requested);
-/// Whether mma=auto takes the split mma_sync forward for `plan` (sizes,
-/// multiprocessors) instead of the unsplit wgmma one: at most 64 query
-/// rows per head (decode; after attn-pack-grouped-queries, a K/V head's
-/// group) and too few tiles for the SMs, so that the automatic split count
-/// at the mma_sync forward's decode defaults is kMinAutomaticSplits or
-/// more.
-bool wantsKeySplits(const KernelPlan &plan);
+/// The fewest automatic splits for which mma=auto leaves the wgmma forward
+/// for the split mma_sync one (convert-attn-to-gpu resolves the mma_sync
+/// forward's options for the op on trial and compares its split count):
+/// with fewer, the unsplit wgmma forward was faster (H100, 2026-12-07,
+/// docs/GPU.md's "Split keys": packed GQA decode at B = 8, 64 tiles, 9
+/// splits: 2781 against 2515 GB/s at Nk = 8k).
+constexpr int64_t kMinAutomaticSplits = 16;
 /// Split `split`'s share of the key blocks [kbBegin, kbEnd) (of
 /// plan.kvSplits near-equal shares, in order; empty where the range is).
 std::pair<Value, Value> splitKeyBlocks(KB &k, const KernelPlan &plan,
