@@ -97,7 +97,12 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     [score_mod captures], O, lse, [tensor maps of Q, K, V, O: the wgmma
     family's TMA]; where the mma_sync forward splits the keys (kv-splits,
     FlashDecoding) it writes f32 partials instead of O and lse, and a
-    second kernel combines them. See docs/GPU.md.
+    second kernel combines them. Layouts: an operand that is a permutation
+    keeping the head dim innermost (a `linalg.transpose` or a permuting
+    `linalg.generic` copy, e.g. Q, K, V in [B, N, H, D]) is read in place
+    through a `memref.transpose` view of its source, and a result whose
+    only use is one is written in that layout; the permutations are erased.
+    See docs/GPU.md.
 
     Besides the options below, the pass takes the kernel options declared
     once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
