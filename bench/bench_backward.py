@@ -21,16 +21,49 @@ forward, checks dQ, dK, dV against an f32 autograd reference (max |error|
 printed, next to SDPA's own bf16 backward's), and prints milliseconds and
 TFLOP/s (2.5 x the forward's 4 B H N^2 d, halved for causal) of each
 variant's backward and of SDPA's backward alone (the forward recomputed
-outside the timed region).
+outside the timed region), and each of attnfuse's kernels' time over its
+roofline (convert-attn-to-gpu's report-cost numbers at the device's
+peaks: PEAKS).
 """
 import os
 import pickle
+import re
 import sys
 
 # B, H, N, d, causal; bf16.
 SHAPES = [(2, 8, 1024, 64, False), (4, 16, 4096, 64, False),
           (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
           (1, 16, 16384, 128, True)]
+
+
+def costs(diagnostics):
+    """Per kernel name, (tiled GFLOP, MB read once) from convert-attn-to-gpu's
+    report-cost remarks (docs/GPU.md, "The cost report")."""
+    found = {}
+    for d in diagnostics:
+        m = re.search(r"cost of (\S+) \(\w+\): ([0-9.e+-]+) GFLOP"
+                      r"(?: \(the visible pairs; ([0-9.e+-]+) in the tiles\))?"
+                      r".*, ([0-9.e+-]+) MB reading each operand once",
+                      d.message)
+        if m:
+            found[m.group(1)] = (float(m.group(3) or m.group(2)),
+                                 float(m.group(4)))
+    return found
+
+
+# Dense bf16 tensor-core TFLOP/s (f32 FMAs for element-wise kernels are not
+# the bound there) and HBM GB/s by device name: the roofline of a kernel is
+# max(tiled FLOPs / peak, bytes read once / bandwidth).
+PEAKS = {"H200": (989.4, 4800.0), "H100": (989.4, 3350.0)}
+
+
+def roofline_ms(cost, device_name):
+    tflops, gbps = next((p for n, p in PEAKS.items() if n in device_name),
+                        (0.0, 0.0))
+    if not cost or not gbps:
+        return 0.0
+    gflop, mb = cost
+    return max(gflop / tflops, mb / gbps)  # GFLOP / TFLOP/s = ms
 
 
 def compile_kernels(path, variants):
@@ -51,20 +84,21 @@ def compile_kernels(path, variants):
             if family == "simt" and si > 0 and variant == "simt" and \
                     not os.environ.get("BENCH_SIMT_ALL"):
                 continue
-            options = " ".join([f"mma={family}", "format=bin"] +
+            options = " ".join([f"mma={family}", "format=bin",
+                                "report-cost=true"] +
                                [o for o in opts.split(",") if o])
             try:
-                kernels = attnfuse.compile(
+                result = attnfuse.compile(
                     src, target="cuda",
-                    pipeline=f"attn-lower-to-nvvm-pipeline{{{options}}}"
-                ).kernels
+                    pipeline=f"attn-lower-to-nvvm-pipeline{{{options}}}")
             except attnfuse.CompileError as e:
                 # A variant that does not fit a shape (shared memory, ...).
                 print(f"skipped {variant} at B={B} H={H} N={N} d={D}: "
                       f"{str(e).splitlines()[-1]}")
                 continue
             out.append(((B, H, N, D, causal), variant,
-                        [vars(k) for k in kernels]))
+                        [vars(k) for k in result.kernels],
+                        costs(result.diagnostics)))
     with open(path, "wb") as f:
         pickle.dump(out, f)
 
@@ -95,10 +129,11 @@ def run(path):
     with open(path, "rb") as f:
         entries = pickle.load(f)
     shapes = []
-    for shape, variant, kernels in entries:
+    for shape, variant, kernels, *cost in entries:
         if not shapes or shapes[-1][0] != shape:
             shapes.append((shape, []))
-        shapes[-1][1].append((variant, kernels))
+        shapes[-1][1].append((variant, kernels, cost[0] if cost else {}))
+    device = torch.cuda.get_device_name()
     for (B, H, N, D, causal), variants in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
         q, k, v, do = (torch.randn(B, H, N, D, device="cuda", generator=g,
@@ -132,7 +167,7 @@ def run(path):
         iters = 3 if N >= 4096 else 10
         print(f"B={B} H={H} N={N} d={D} bf16 causal={causal}:")
         rows = []
-        for variant, kernels in variants:
+        for variant, kernels, cost in variants:
             pre, bwd, conv = [K(x) for x in kernels]
             dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(3))
 
@@ -157,6 +192,13 @@ def run(path):
                                                       di, acc, dk, dv), it),
                      timed(lambda: cuda_launch.launch(conv, acc, dq), it)]
             err += " (pre %.3f, bwd %.3f, dq %.3f ms)" % tuple(parts)
+            # Measured / roofline (each kernel's report-cost numbers at the
+            # device's peaks), per kernel.
+            roof = [roofline_ms(cost.get(kern.name), device)
+                    for kern in (pre, bwd, conv)]
+            if all(roof):
+                err += " measured/roofline %.2f, %.2f, %.2f" % tuple(
+                    m / r for m, r in zip(parts, roof))
             rows.append((f"attnfuse {variant} ({bwd.grid[0]}x{bwd.grid[1]}"
                          f" CTAs, {bwd.block[0]} thr)", timed(ours, it), err))
         for name, backend in (("cuDNN", SDPBackend.CUDNN_ATTENTION),
