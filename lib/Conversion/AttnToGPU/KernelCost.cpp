@@ -37,12 +37,14 @@ const ChipPeaks *getChipPeaks(StringRef chip) {
   return nullptr;
 }
 
-/// The keys [kb * BK, min(Nk, (kb + 1) * BK)) of key blocks [begin, end).
-int64_t keysOfBlocks(int64_t begin, int64_t end, int64_t blockK, int64_t nk) {
-  int64_t keys = 0;
-  for (int64_t kb = std::max<int64_t>(begin, 0); kb < end; ++kb)
-    keys += std::min(blockK, nk - kb * blockK);
-  return keys;
+/// How many of n elements (keys, or query rows) blocks [begin, end) of
+/// `block` hold: [i * block, min(n, (i + 1) * block)) each.
+int64_t elementsOfBlocks(int64_t begin, int64_t end, int64_t block,
+                         int64_t n) {
+  int64_t count = 0;
+  for (int64_t i = std::max<int64_t>(begin, 0); i < end; ++i)
+    count += std::min(block, n - i * block);
+  return count;
 }
 
 int64_t elementBytes(Type type) {
@@ -98,7 +100,7 @@ Tiles queryBlockTiles(const KernelPlan &plan) {
     int64_t rows = std::min(cfg.blockQ, plan.Nq - q0);
     auto [begin, end] = attn::getKeyBlockRange(plan.window, plan.Nq, plan.Nk,
                                                q0, rows, cfg.blockK);
-    int64_t keys = keysOfBlocks(begin, end, cfg.blockK, plan.Nk);
+    int64_t keys = elementsOfBlocks(begin, end, cfg.blockK, plan.Nk);
     t.pairs += static_cast<double>(rows) * keys;
     t.keys += keys;
   }
@@ -111,7 +113,7 @@ Tiles keyBlockTiles(const KernelPlan &plan) {
     int64_t keys = std::min(cfg.blockK, plan.Nk - k0);
     auto [begin, end] = attn::getQueryBlockRange(plan.window, plan.Nq, plan.Nk,
                                                  k0, cfg.blockK, cfg.blockQ);
-    int64_t rows = keysOfBlocks(begin, end, cfg.blockQ, plan.Nq);
+    int64_t rows = elementsOfBlocks(begin, end, cfg.blockQ, plan.Nq);
     t.pairs += static_cast<double>(rows) * keys;
     t.rows += rows;
   }
