@@ -458,24 +458,30 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
   // Di[b,h,q] = sum_e dO[b,h,q,e] O[b,h,q,e].
   Value di = h.contract(rowShape, op.getGradOutput(), id4, op.getOutput(), id4,
                         row4);
-  // dS = P * (dPd * Z - Di) * J.
-  Value ds =
-      h.generic(scoreType, {probs, dpd, di, jacobian},
-                h.empty(scoreShape, h.f32), {id4, id4, row4, id4, id4},
-                {par, par, par, par},
+  // dT = P * (dPd * Z - Di) (0 where hidden), dS = dT * J.
+  Value dt =
+      h.generic(scoreType, {masked, probs, dpd, di}, h.empty(scoreShape, h.f32),
+                {id4, id4, id4, row4, id4}, {par, par, par, par},
                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                  Value dp = a[1];
+                  Value dp = a[2];
                   if (hasDropout) {
                     SmallVector<Value> bhqk = GenericBuilder{nb, l, h.f32}.indices(4);
                     dp = arith::MulFOp::create(
                         nb, l, dp, buildDropoutFactor(nb, l, op, bhqk));
                   }
-                  Value centered = arith::SubFOp::create(nb, l, dp, a[2]);
-                  Value dt = arith::MulFOp::create(nb, l, a[0], centered);
                   linalg::YieldOp::create(
-                      nb, l, ValueRange{arith::MulFOp::create(nb, l, dt, a[3])});
+                      nb, l,
+                      ValueRange{buildScoreGradient(nb, l, a[0], a[1], dp, a[3])});
                 })
           .getResult(0);
+  Value ds = h.generic(scoreType, {dt, jacobian}, h.empty(scoreShape, h.f32),
+                       {id4, id4, id4}, {par, par, par, par},
+                       [&](OpBuilder &nb, Location l, ValueRange a) {
+                         linalg::YieldOp::create(
+                             nb, l,
+                             ValueRange{arith::MulFOp::create(nb, l, a[0], a[1])});
+                       })
+                 .getResult(0);
   // dQ[b,h,q,d] = sum_k dS[b,h,q,k] K[b,h/G,k,d].
   Value dq = h.contractVisible({n.batch, Hq, n.queryLength, D}, masked, ds,
                                h.map(5, {d0, d1, d2, d4}), op.getKey(),
@@ -485,9 +491,13 @@ attnfuse::lowerAttentionBackwardToLinalg(OpBuilder &b, AttentionBackwardOp op) {
       {n.batch, Hq, n.keyLength, D}, masked, ds, h.map(5, {d0, d1, d4, d2}),
       op.getQuery(),
       h.map(5, {d0, d1, d4, d3}), id5);
-  return SmallVector<Value>{h.castTo(dq, elementType),
-                            reduceGroups(h, dkPerHead, G, elementType),
-                            reduceGroups(h, dvPerHead, G, elementType)};
+  SmallVector<Value> results = {h.castTo(dq, elementType),
+                                reduceGroups(h, dkPerHead, G, elementType),
+                                reduceGroups(h, dvPerHead, G, elementType)};
+  if (op.getGradBias())
+    results.push_back(buildBiasGradient(
+        b, loc, dt, cast<RankedTensorType>(op.getBias().getType())));
+  return results;
 }
 
 namespace {

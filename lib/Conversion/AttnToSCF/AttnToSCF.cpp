@@ -653,9 +653,10 @@ attnfuse::tileAttention(OpBuilder &builder, AttentionOp op,
 
 namespace {
 /// The probabilities P = (lse == -inf) ? 0 : exp(T - lse) and the score
-/// gradient dS = P * ((dO V^T) * Z - Di) * J of one tile.
+/// gradients dT = P * ((dO V^T) * Z - Di) (0 where hidden) and dS = dT * J
+/// of one tile.
 struct TileGradients {
-  Value masked, p, ds;
+  Value masked, p, dt, ds;
 };
 
 TileGradients buildTileGradients(TileBuilder &u, AttentionBackwardOp op,
@@ -676,17 +677,20 @@ TileGradients buildTileGradients(TileBuilder &u, AttentionBackwardOp op,
             e.b, e.loc, arith::SubFOp::create(e.b, e.loc, a[0], a[1]));
         return arith::SelectOp::create(e.b, e.loc, isEmpty, e.cstF32(0.0f), p);
       });
-  // dPd = dO V^T; dS = P * (dPd * Z - Di) * J.
+  // dPd = dO V^T; dT = P * (dPd * Z - Di); dS = dT * J.
   Value dpd = u.matmulTransposed(doTile, vTile, c.bq, c.bk);
-  Value ds = u.generic(
-      {p, dpd, diTile, jacobian}, u.empty({c.bq, c.bk}, u.f32),
-      {ij, ij, i2, ij, ij}, {kPar, kPar}, [&](TileBuilder &e, ValueRange a) {
-        Value centered =
-            arith::SubFOp::create(e.b, e.loc, e.applyDropout(a[1], c), a[2]);
-        Value dt = arith::MulFOp::create(e.b, e.loc, a[0], centered);
-        return Value(arith::MulFOp::create(e.b, e.loc, dt, a[3]));
+  Value dt = u.generic(
+      {masked, p, dpd, diTile}, u.empty({c.bq, c.bk}, u.f32),
+      {ij, ij, ij, i2, ij}, {kPar, kPar}, [&](TileBuilder &e, ValueRange a) {
+        return buildScoreGradient(e.b, e.loc, a[0], a[1],
+                                  e.applyDropout(a[2], c), a[3]);
       });
-  return {masked, p, ds};
+  Value ds = u.generic({dt, jacobian}, u.empty({c.bq, c.bk}, u.f32),
+                       {ij, ij, ij}, {kPar, kPar},
+                       [&](TileBuilder &e, ValueRange a) -> Value {
+                         return arith::MulFOp::create(e.b, e.loc, a[0], a[1]);
+                       });
+  return {masked, p, dt, ds};
 }
 } // namespace
 
@@ -725,12 +729,20 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
   Value dvInit = t.empty({plan.sizes.batch, idxAttr(plan.Hkv),
                           plan.sizes.keyLength, idxAttr(plan.Dv)},
                          plan.elementType);
+  // With grad_bias, the f32 score gradients dT [B, Hq, Nq, Nk] (0 where no
+  // block visits: those are hidden), summed to the bias's shape after.
+  bool withBiasGrad = static_cast<bool>(op.getGradBias());
+  SmallVector<Value> kvInits = {dkInit, dvInit};
+  if (withBiasGrad)
+    kvInits.push_back(t.filled({plan.sizes.batch, idxAttr(plan.Hq),
+                                plan.sizes.queryLength, plan.sizes.keyLength},
+                               0.0f));
   auto kvForall = scf::ForallOp::create(
       b, t.loc,
       ArrayRef<OpFoldResult>{plan.sizes.batch, idxAttr(plan.Hkv),
                              plan.numKB},
-      ValueRange{dkInit, dvInit}, std::nullopt);
-  Value dk, dv;
+      kvInits, std::nullopt);
+  Value dk, dv, dtFull;
   {
     OpBuilder::InsertionGuard bodyGuard(b);
     b.setInsertionPointToStart(kvForall.getBody());
@@ -744,10 +756,15 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
     Value vTile = kt.rows(op.getValue(), bi, kvh, k0, bk);
     Value qbBegin, qbEnd;
     std::tie(qbBegin, qbEnd) = kt.queryBlockRange(k0, bk);
+    // The loops carry dK, dV and, with grad_bias, the key block's dT for
+    // the group's heads ([G, Nq, bk]).
+    SmallVector<Value> groupInits = {kt.filled({bk, idxAttr(plan.D)}, 0.0f),
+                                     kt.filled({bk, idxAttr(plan.Dv)}, 0.0f)};
+    if (withBiasGrad)
+      groupInits.push_back(
+          kt.filled({idxAttr(plan.G), plan.sizes.queryLength, bk}, 0.0f));
     auto groupLoop = scf::ForOp::create(
-        b, kt.loc, kt.idx(0), kt.idx(plan.G), kt.idx(1),
-        ValueRange{kt.filled({bk, idxAttr(plan.D)}, 0.0f),
-                   kt.filled({bk, idxAttr(plan.Dv)}, 0.0f)},
+        b, kt.loc, kt.idx(0), kt.idx(plan.G), kt.idx(1), groupInits,
         [&](OpBuilder &gb, Location gl, Value g, ValueRange groupIter) {
           TileBuilder gt = kt.at(gb, gl);
           Value hi = gt.add(gt.mul(kvh, gt.idx(plan.G)), g);
@@ -775,10 +792,18 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
                 Value dkAcc =
                     u.accumulateVisible(iter[0], grads.masked, grads.ds, qTile,
                                         /*transposed=*/true);
-                scf::YieldOp::create(lb, l, ValueRange{dkAcc, dvAcc});
+                SmallVector<Value> yields = {dkAcc, dvAcc};
+                if (withBiasGrad)
+                  yields.push_back(tensor::InsertSliceOp::create(
+                      lb, l, grads.dt, iter[2],
+                      ArrayRef<OpFoldResult>{g, q0, zero},
+                      ArrayRef<OpFoldResult>{one, bq, bk},
+                      ArrayRef<OpFoldResult>{one, one, one}));
+                scf::YieldOp::create(lb, l, yields);
               });
           scf::YieldOp::create(gb, gl, queryLoop.getResults());
         });
+    Value groupHead0 = kt.mul(kvh, kt.idx(plan.G));
     Value dkTile = kt.roundTile(groupLoop.getResult(0), bk, plan.D);
     Value dvTile = kt.roundTile(groupLoop.getResult(1), bk, plan.Dv);
     b.setInsertionPointToStart(kvForall.getTerminator().getBody());
@@ -791,8 +816,17 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
         b, kt.loc, dvTile, shared[1], ArrayRef<OpFoldResult>{bi, kvh, k0, zero},
         ArrayRef<OpFoldResult>{one, one, bk, idxAttr(plan.Dv)},
         ArrayRef<OpFoldResult>{one, one, one, one});
+    if (withBiasGrad)
+      tensor::ParallelInsertSliceOp::create(
+          b, kt.loc, groupLoop.getResult(2), shared[2],
+          ArrayRef<OpFoldResult>{bi, groupHead0, zero, k0},
+          ArrayRef<OpFoldResult>{one, idxAttr(plan.G), plan.sizes.queryLength,
+                                 bk},
+          ArrayRef<OpFoldResult>{one, one, one, one});
     dk = kvForall.getResult(0);
     dv = kvForall.getResult(1);
+    if (withBiasGrad)
+      dtFull = kvForall.getResult(2);
   }
 
   // dQ: one writer per (b, query head, query block).
@@ -839,7 +873,13 @@ attnfuse::tileAttentionBackward(OpBuilder &builder, AttentionBackwardOp op,
       ArrayRef<OpFoldResult>{bi, hi, q0, zero},
       ArrayRef<OpFoldResult>{one, one, bq, idxAttr(plan.D)},
       ArrayRef<OpFoldResult>{one, one, one, one});
-  return SmallVector<Value>{qForall.getResult(0), dk, dv};
+  SmallVector<Value> results = {qForall.getResult(0), dk, dv};
+  if (withBiasGrad) {
+    b.setInsertionPointAfter(qForall);
+    results.push_back(buildBiasGradient(
+        b, t.loc, dtFull, cast<RankedTensorType>(op.getBias().getType())));
+  }
+  return results;
 }
 
 //===----------------------------------------------------------------------===//

@@ -331,6 +331,24 @@ func.func @backward_results(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, 
 
 // -----
 
+func.func @backward_grad_bias_without_bias(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{grad_bias needs a bias operand}}
+  %dq, %dk, %dv, %db = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x8xf32>
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @backward_grad_bias_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x8x16xf32>, %bias: tensor<1x8xf16>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{grad_bias must have the type of the bias, 'tensor<1x8xf16>', got 'tensor<8x8xf16>'}}
+  %dq, %dk, %dv, %db = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) bias(%bias : tensor<1x8xf16>) -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x8xf16>
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 func.func @backward_not_differentiable(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>, %do: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   %dq, %dk, %dv = attn.attention_backward ins(%q, %k, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       grad(%o, %lse, %do : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8x16xf32>) score_mod {

@@ -128,3 +128,17 @@ func.func @packed_prefill(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, 
       -> tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>
   return %dq : tensor<1x8x?x64xbf16>
 }
+
+// CHECK-LABEL: func.func @backward_bias_gradient
+// CHECK:         %{{.+}}, %[[DB:.+]] = attn.attention_backward {{.+}} bias(%{{.+}} : tensor<4x1x16xbf16>) -> tensor<1x4x16x32xbf16>, tensor<1x4x16x32xbf16>, tensor<1x4x16x32xbf16>, tensor<4x1x16xbf16>
+// CHECK:         return %[[DB]]
+func.func @backward_bias_gradient(%q: tensor<1x4x16x32xbf16>, %o: tensor<1x4x16x32xbf16>,
+                                  %lse: tensor<1x4x16xf32>, %bias: tensor<4x1x16xbf16>)
+    -> tensor<4x1x16xbf16> {
+  %dq, %dk, %dv, %db = attn.attention_backward
+      ins(%q, %q, %q : tensor<1x4x16x32xbf16>, tensor<1x4x16x32xbf16>, tensor<1x4x16x32xbf16>)
+      grad(%o, %lse, %o : tensor<1x4x16x32xbf16>, tensor<1x4x16xf32>, tensor<1x4x16x32xbf16>)
+      bias(%bias : tensor<4x1x16xbf16>)
+      -> tensor<1x4x16x32xbf16>, tensor<1x4x16x32xbf16>, tensor<1x4x16x32xbf16>, tensor<4x1x16xbf16>
+  return %db : tensor<4x1x16xbf16>
+}

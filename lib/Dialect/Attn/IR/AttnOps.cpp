@@ -415,6 +415,14 @@ LogicalResult AttentionBackwardOp::verify() {
     if (result.getType() != type)
       return emitOpError() << name << " must have the type of its input, "
                            << type << ", got " << result.getType();
+  if (Value gradBias = getGradBias()) {
+    if (!getBias())
+      return emitOpError() << "grad_bias needs a bias operand";
+    if (gradBias.getType() != getBias().getType())
+      return emitOpError() << "grad_bias must have the type of the bias, "
+                           << getBias().getType() << ", got "
+                           << gradBias.getType();
+  }
   return success();
 }
 

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -495,6 +496,103 @@ Value buildVisibleProduct(OpBuilder &b, Location loc, Value t, Value p,
   return arith::SelectOp::create(
       b, loc, hidden, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
       arith::MulFOp::create(b, loc, p, x));
+}
+
+Value buildScoreGradient(OpBuilder &b, Location loc, Value t, Value p,
+                         Value dp, Value di) {
+  Value hidden = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, t,
+      arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
+  Value dt = arith::MulFOp::create(b, loc, p,
+                                   arith::SubFOp::create(b, loc, dp, di));
+  return arith::SelectOp::create(
+      b, loc, hidden, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+      dt);
+}
+
+Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
+                        RankedTensorType biasType) {
+  MLIRContext *ctx = b.getContext();
+  auto fullType = cast<RankedTensorType>(scoreGradients.getType());
+  int64_t rank = biasType.getRank();
+  // Bias dimension i reads score dimension 4 - rank + i unless it is
+  // broadcast (size 1); the sum runs over every score dimension no kept bias
+  // dimension reads, into a tensor of the kept dimensions, then reshaped to
+  // the bias's shape.
+  SmallVector<AffineExpr> kept;
+  SmallVector<OpFoldResult> keptSizes, biasSizes;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::reduction);
+  for (int64_t i = 0; i < rank; ++i) {
+    unsigned dim = 4 - rank + i;
+    if (biasType.getDimSize(i) == 1) {
+      biasSizes.push_back(b.getIndexAttr(1));
+      if (!groups.empty())
+        groups.back().push_back(i);
+      continue;
+    }
+    OpFoldResult size =
+        fullType.isDynamicDim(dim)
+            ? OpFoldResult(
+                  tensor::DimOp::create(b, loc, scoreGradients, dim).getResult())
+            : OpFoldResult(b.getIndexAttr(fullType.getDimSize(dim)));
+    kept.push_back(getAffineDimExpr(dim, ctx));
+    keptSizes.push_back(size);
+    biasSizes.push_back(size);
+    iterators[dim] = utils::IteratorType::parallel;
+    // A group: this kept dimension with the unit dimensions before it (the
+    // first group) and after it.
+    ReassociationIndices group;
+    if (groups.empty())
+      for (int64_t u = 0; u < i; ++u)
+        group.push_back(u);
+    group.push_back(i);
+    groups.push_back(group);
+  }
+  int64_t keptRank = kept.size();
+  // Summed in f32, or in f64 for an f64 bias; rounded to the bias's type
+  // once per element.
+  Type f32 = b.getF32Type(), elementType = biasType.getElementType();
+  Type accType = elementType.getIntOrFloatBitWidth() < 32 ? f32 : elementType;
+  Value init = tensor::EmptyOp::create(b, loc, keptSizes, accType);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
+  init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{scoreGradients},
+          ValueRange{init},
+          {b.getMultiDimIdentityMap(4), AffineMap::get(4, 0, kept, ctx)},
+          iterators,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value x = a[0];
+            if (accType != f32)
+              x = arith::ExtFOp::create(nb, l, accType, x);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, a[1], x)});
+          })
+          .getResult(0);
+  if (accType != elementType) {
+    Value out = tensor::EmptyOp::create(b, loc, keptSizes, elementType);
+    sum = linalg::GenericOp::create(
+              b, loc, TypeRange{out.getType()}, ValueRange{sum},
+              ValueRange{out},
+              SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(keptRank)),
+              SmallVector<utils::IteratorType>(keptRank,
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, l,
+                    ValueRange{arith::TruncFOp::create(nb, l, elementType,
+                                                       a[0])});
+              })
+              .getResult(0);
+  }
+  if (keptRank == rank)
+    return sum;
+  return tensor::ExpandShapeOp::create(b, loc, biasType, sum, groups,
+                                       biasSizes)
+      .getResult();
 }
 
 Value buildNormalize(OpBuilder &b, Location loc, Value x, Value l) {

@@ -325,8 +325,15 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     `score_mod'` is the derivative of the score_mod region with respect to the
     score, derived automatically from its operations (forward mode); a region
     with an operation that cannot be differentiated is rejected by the
-    verifier. Bias and keep mask are inputs without gradients. Results have
-    the types of Q, K and V. The dropout mask is regenerated from `seed`, so it
+    verifier. The keep mask has no gradient. The first three results have
+    the types of Q, K and V. The optional fourth result is the bias's
+    gradient, of the bias's type (present only with a bias):
+
+    ```
+    dT  = P * (dP - Di)                       (0 where (q, k) is hidden)
+    dBias[b', h', q', k'] = sum of dT[b, h, q, k] over the entries that read
+                            bias[b', h', q', k'] (the broadcast dimensions)
+    ``` The dropout mask is regenerated from `seed`, so it
     is the forward pass's mask. `key_lengths` and `sequence_offsets` hide
     keys as in the forward op; a hidden key's dK and dV are 0.
 
@@ -364,7 +371,8 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
   );
   let results = (outs AnyRankedTensor:$grad_query,
                       AnyRankedTensor:$grad_key,
-                      AnyRankedTensor:$grad_value);
+                      AnyRankedTensor:$grad_value,
+                      Optional<AnyRankedTensor>:$grad_bias);
   let regions = (region AnyRegion:$score_mod);
 
   let assemblyFormat = [{

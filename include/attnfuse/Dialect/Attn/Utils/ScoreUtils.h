@@ -227,6 +227,20 @@ mlir::Value buildMaskedScore(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildVisibleProduct(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Value t, mlir::Value p, mlir::Value x);
 
+/// The bias gradient of one element, `dT = p * (dp - di)` (f32; `dp` already
+/// times the dropout factor), 0 where the key is hidden (`t = -inf`) whatever
+/// `dp` is.
+mlir::Value buildScoreGradient(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value t, mlir::Value p, mlir::Value dp,
+                               mlir::Value di);
+
+/// attn.attention_backward's grad_bias from the f32 score gradients `dT`
+/// ([B, Hq, Nq, Nk], 0 where hidden): summed over the dimensions along which
+/// a bias of `biasType` is broadcast (numpy's rules), in `biasType`.
+mlir::Value buildBiasGradient(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value scoreGradients,
+                              mlir::RankedTensorType biasType);
+
 /// The normalization of the forward pass, `l != 0 ? x / l : 0` (f32): 0 only
 /// for a row that sees no key (l = 0); a NaN `l` (a NaN or +inf score in the
 /// row) propagates.
