@@ -63,7 +63,9 @@ class AttentionConfig:
     "bottom_right" (FlashAttention's), docs/Semantics.md. softcap: scores
     become softcap * tanh(score / softcap) (0: none), after the scale.
     bias_shape: the shape of an additive bias broadcast to
-    [B, Hq, Nq, Nk] (None: no bias). dropout_p: the probability of dropping
+    [B, Hq, Nq, Nk] (None: no bias). bias_grad: the backward also returns
+    dBias, of the bias's shape (summed over its broadcast dimensions).
+    dropout_p: the probability of dropping
     (the kernels take the seed at launch). deterministic: the backward
     sums dQ in a fixed order (bitwise-equal reruns) instead of by f32
     atomics. options: more pipeline options for every kernel (a tuning
@@ -82,6 +84,7 @@ class AttentionConfig:
     softcap: float = 0.0
     scale: Optional[float] = None
     bias_shape: Optional[Tuple[int, ...]] = None
+    bias_grad: bool = False
     dropout_p: float = 0.0
     chip: str = "sm_90a"
     deterministic: bool = False
@@ -128,6 +131,8 @@ class AttentionConfig:
             fail(f"dropout_p must be in [0, 1), got {self.dropout_p}")
         if self.scale is not None and not abs(self.scale) < float("inf"):
             fail(f"scale must be finite, got {self.scale}")
+        if self.bias_grad and self.bias_shape is None:
+            fail("bias_grad without a bias")
         if self.bias_shape is not None:
             full = (self.batch, self.heads_q, self.seq_q, self.seq_k)
             shape = tuple(self.bias_shape)
@@ -262,9 +267,10 @@ def forward_module(cfg: AttentionConfig) -> str:
 
 
 def backward_module(cfg: AttentionConfig) -> str:
-    """`@backward(q, k, v, o, lse, do, [bias], [seed]) -> (dq, dk, dv)`: one
-    attn.attention_backward (all but lse in the configuration's layout)."""
-    q, k, v, o, lse, _ = cfg._types()
+    """`@backward(q, k, v, o, lse, do, [bias], [seed]) -> (dq, dk, dv
+    [, dbias])`: one attn.attention_backward (all but lse and the bias in
+    the configuration's layout)."""
+    q, k, v, o, lse, bias = cfg._types()
     clauses, attrs, region = cfg._operands_and_attributes()
     lay = _Layout(cfg)
     Q, K, V, O = (lay.outer(t) for t in (q, k, v, o))
@@ -274,14 +280,20 @@ def backward_module(cfg: AttentionConfig) -> str:
     head = lay.take()
     results = [lay.permute(n, t, lay.outer(t))
                for n, t in (("dq", q), ("dk", k), ("dv", v))]
+    names, types, outer = "%dq, %dk, %dv", [q, k, v], [Q, K, V]
+    if cfg.bias_grad:
+        names += ", %dbias"
+        types.append(bias)
+        outer.append(bias)
+        results.append("%dbias")
     return (
         f"func.func @backward(%q: {Q}, %k: {K}, %v: {V}, %o: {O}, "
-        f"%lse: {lse}, %do: {O}{cfg._extra_arguments()}) -> ({Q}, {K}, {V})"
-        f" {{\n{head}"
-        f"  %dq, %dk, %dv = attn.attention_backward ins({qa}, {ka}, {va} : "
+        f"%lse: {lse}, %do: {O}{cfg._extra_arguments()}) -> "
+        f"({', '.join(outer)}) {{\n{head}"
+        f"  {names} = attn.attention_backward ins({qa}, {ka}, {va} : "
         f"{q}, {k}, {v}) grad({oa}, %lse, {da} : {o}, {lse}, {o}){clauses}"
-        f"{attrs}{region} -> {q}, {k}, {v}\n{lay.take()}"
-        f"  return {', '.join(results)} : {Q}, {K}, {V}\n}}\n")
+        f"{attrs}{region} -> {', '.join(types)}\n{lay.take()}"
+        f"  return {', '.join(results)} : {', '.join(outer)}\n}}\n")
 
 
 # --- the cache -------------------------------------------------------------

@@ -36,7 +36,9 @@ projection's view(B, N, H, D).transpose(1, 2) gives), are read in place,
 and O, dQ, dK, dV are written in the same layout; others are copied to
 contiguous [B, H, N, D] first.
 
-Not yet: a gradient for the bias (a bias that requires grad is refused).
+The bias may require grad: the backward kernels then also write dBias (of
+the bias's shape, summed over its broadcast dimensions; a broadcast bias by
+f32 atomics, so not with deterministic=True).
 """
 import os
 from typing import Optional, Tuple
@@ -87,8 +89,8 @@ def _chip(device: torch.device) -> str:
 
 
 def _config(q, k, v, bias, layout, causal, window_left, window_right,
-            alignment, softcap, scale, dropout_p,
-            deterministic) -> _kernels.AttentionConfig:
+            alignment, softcap, scale, dropout_p, deterministic,
+            bias_grad=False) -> _kernels.AttentionConfig:
     return _kernels.AttentionConfig(
         dtype=_DTYPES[q.dtype], batch=q.shape[0], heads_q=q.shape[1],
         heads_kv=k.shape[1], seq_q=q.shape[2], seq_k=k.shape[2],
@@ -96,7 +98,7 @@ def _config(q, k, v, bias, layout, causal, window_left, window_right,
         window=(window_left, window_right), alignment=alignment,
         softcap=softcap, scale=scale,
         bias_shape=None if bias is None else tuple(bias.shape),
-        dropout_p=dropout_p, chip=_chip(q.device),
+        bias_grad=bias_grad, dropout_p=dropout_p, chip=_chip(q.device),
         deterministic=deterministic, options=_options, layout=layout)
 
 
@@ -156,6 +158,10 @@ class _Launches:
         self.splits = next((k.grid[2] for k in kernels
                             if "o_partial" in k.argument_names
                             and "q" in k.argument_names), 0)
+        # dBias summed by atomics into an f32 accumulator (a bias shared by
+        # several scores; convert-attn-to-gpu's BiasGradient).
+        self.accumulates_bias = any("dbias_accum" in k.argument_names
+                                    for k in kernels)
 
     def run(self, values, device) -> None:
         index = device.index if device.index is not None else \
@@ -237,15 +243,18 @@ def _backward_kernels(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
               bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
               causal: bool, window_left: int, window_right: int,
               alignment: str, softcap: float, scale: Optional[float],
-              dropout_p: float, deterministic: bool
-              ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+              dropout_p: float, deterministic: bool, bias_grad: bool
+              ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                         torch.Tensor]:
+    """dQ, dK, dV and dBias (of the bias's shape; an empty tensor without
+    bias_grad)."""
     # (dO, often a broadcast or a fresh tensor, follows the inputs' layout.)
     layout = _layout(q, k, v, o)
     do, q, k, v, o = (_ready(t, layout) for t in (do, q, k, v, o))
     lse, bias = _ready(lse), _ready(bias)
     launches = _launches("backward", q, k, v, bias, layout, causal,
                          window_left, window_right, alignment, softcap, scale,
-                         dropout_p, deterministic)
+                         dropout_p, deterministic, bias_grad)
     # The f32 accumulator of the atomics (none in deterministic mode); for
     # f32 in [B, H, N, D] it is dQ (the backward has no conversion kernel).
     dq_accum = (None if deterministic
@@ -253,12 +262,18 @@ def _backward_kernels(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     dq = (dq_accum if dq_accum is not None and q.dtype == torch.float32
           and layout == "bhnd" else _empty_like(q, q.shape, layout))
     dk, dv = (_empty_like(t, t.shape, layout) for t in (k, v))
+    dbias = (bias.new_empty(bias.shape) if bias_grad else q.new_empty(0))
+    dbias_accum = None
+    if launches.accumulates_bias:
+        dbias_accum = (dbias if dbias.dtype == torch.float32
+                       else dbias.new_empty(dbias.shape, dtype=torch.float32))
     launches.run({"q": q, "k": k, "v": v, "o": o, "lse": lse, "do": do,
                   "bias": bias, "seed": _seed_value(seed),
                   "di": q.new_empty(q.shape[:3], dtype=torch.float32),
-                  "dq_accum": dq_accum, "dq": dq, "dk": dk, "dv": dv},
+                  "dq_accum": dq_accum, "dq": dq, "dk": dk, "dv": dv,
+                  "dbias": dbias, "dbias_accum": dbias_accum},
                  q.device)
-    return dq, dk, dv
+    return dq, dk, dv, dbias
 
 
 _backward = torch.library.custom_op(
@@ -268,12 +283,15 @@ _backward = torch.library.custom_op(
 
 @_backward.register_fake
 def _(do, q, k, v, o, lse, bias, seed, causal, window_left, window_right,
-      alignment, softcap, scale, dropout_p, deterministic):
+      alignment, softcap, scale, dropout_p, deterministic, bias_grad):
     # In the layout the kernels write them in (as _backward_kernels).
     layout = _layout(q, k, v, o)
+    dbias = bias.new_empty(bias.shape) if bias_grad else q.new_empty(0)
     if layout == "bhnd" and q.dtype == torch.float32 and not deterministic:
-        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
-    return tuple(_empty_like(t, t.shape, layout) for t in (q, k, v))
+        return (q.new_empty(q.shape), k.new_empty(k.shape),
+                v.new_empty(v.shape), dbias)
+    return tuple(_empty_like(t, t.shape, layout) for t in (q, k, v)) + (
+        dbias,)
 
 
 def _setup_context(ctx, inputs, output):
@@ -289,8 +307,11 @@ def _gradients_by(backward):
     kernels."""
     def gradients(ctx, do, _dlse):
         q, k, v, o, lse, bias, seed = ctx.saved_tensors
-        dq, dk, dv = backward(do, q, k, v, o, lse, bias, seed, *ctx.options)
-        return (dq, dk, dv) + (None,) * (2 + len(ctx.options))
+        bias_grad = ctx.needs_input_grad[3]
+        dq, dk, dv, dbias = backward(do, q, k, v, o, lse, bias, seed,
+                                     *ctx.options, bias_grad)
+        return (dq, dk, dv, dbias if bias_grad else None) + \
+            (None,) * (1 + len(ctx.options))
     return gradients
 
 
@@ -341,10 +362,6 @@ def _check(q, k, v, bias, window, dropout_p, generator):
                 or bias.device != q.device:
             raise TypeError(f"attnfuse.torch: the bias must be a {q.dtype} "
                             f"tensor on {q.device}")
-        if bias.requires_grad and torch.is_grad_enabled():
-            raise NotImplementedError(
-                "attnfuse.torch: the bias requires grad, and the backward "
-                "kernels do not compute dBias yet")
     if len(window) != 2:
         raise ValueError(f"attnfuse.torch: window is (left, right), got "
                          f"{window}")
@@ -369,7 +386,7 @@ def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
     if torch.compiler.is_compiling():
         o, lse = _forward(*args)
     elif torch.is_grad_enabled() and any(
-            t is not None and t.requires_grad for t in (q, k, v)):
+            t is not None and t.requires_grad for t in (q, k, v, bias)):
         o, lse = _EagerAttention.apply(*args)
     else:
         o, lse = _forward_kernels(*args)

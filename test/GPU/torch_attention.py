@@ -428,6 +428,114 @@ def check_cache():
                f"{outs}, a third {third.stdout.split()}, {entries} files")
 
 
+def check_bias_gradient():
+    """dBias (bias.requires_grad): shapes that the kernels store (the
+    scores' shape) or sum by atomics (broadcast over batch, heads, queries),
+    with GQA and masks, against the f32 reference under FlashAttention's rule;
+    gradcheck in f32 on small shapes; deterministic mode with a full bias
+    bitwise equal on reruns, with a broadcast one a located compile error;
+    torch.compile's gradients equal eager's."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    b, hq, hkv, nq, nk, d = 2, 4, 2, 113, 203, 64
+    dtype = torch.bfloat16
+    q = torch.randn(b, hq, nq, d, device="cuda", dtype=dtype, generator=g)
+    k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtype, generator=g)
+    v = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtype, generator=g)
+    do = torch.randn(b, hq, nq, d, device="cuda", dtype=dtype, generator=g)
+    for shape in ((b, hq, nq, nk), (1, hq, nq, nk), (b, 1, 1, nk), (nq, nk)):
+        for causal in (False, True):
+            bias = torch.randn(shape, device="cuda", dtype=dtype,
+                               generator=g)
+            qa, ka, va, ba = (x.clone().requires_grad_()
+                              for x in (q, k, v, bias))
+            o = aft.attention(qa, ka, va, causal=causal, bias=ba,
+                              alignment="bottom_right")
+            ours = [o] + list(torch.autograd.grad(o, (qa, ka, va, ba), do))
+            results = {}
+            for ref_dtype in (torch.float32, dtype):
+                qr, kr, vr, br = (x.clone().to(ref_dtype).requires_grad_()
+                                  for x in (q, k, v, bias))
+                out = reference(qr, kr, vr, causal=causal, bias=br,
+                                alignment="bottom_right", dtype=ref_dtype)
+                grads = torch.autograd.grad(out, (qr, kr, vr, br),
+                                            do.to(ref_dtype))
+                results[ref_dtype] = [out.float()] + [x.float()
+                                                      for x in grads]
+            ok, parts = True, []
+            for label, mine, ref, eager in zip(
+                    ("o", "dq", "dk", "dv", "dbias"), ours,
+                    results[torch.float32], results[dtype]):
+                err = (mine.float() - ref).abs().max().item()
+                bound = 3 * (eager - ref).abs().max().item() + 1e-5
+                ok &= (err <= bound and math.isfinite(err)
+                       and mine.shape == ref.shape)
+                parts.append(f"{label} {err:.1e}/{bound:.1e}")
+            report(ok, f"dbias {dtype} bias {list(shape)} Nq={nq} Nk={nk} "
+                   f"GQA 4/2 causal={causal}: " + " ".join(parts))
+
+    # gradcheck (f32) through Q, K, V and the bias, full and broadcast.
+    for shape in ((1, 2, 9, 13), (9, 13), (1, 1, 1, 13)):
+        qs = torch.randn(1, 2, 9, 16, device="cuda", generator=g)
+        ks = torch.randn(1, 1, 13, 16, device="cuda", generator=g)
+        vs = torch.randn(1, 1, 13, 16, device="cuda", generator=g)
+        bs = torch.randn(shape, device="cuda", generator=g)
+        args = [x.requires_grad_() for x in (qs, ks, vs, bs)]
+        fn = lambda q, k, v, bias: aft.attention(
+            q, k, v, causal=True, bias=bias, softcap=4.0,
+            alignment="bottom_right")
+        try:
+            ok = torch.autograd.gradcheck(fn, args, eps=1e-3, atol=2e-3,
+                                          rtol=2e-3, nondet_tol=1e-5)
+        except Exception as e:
+            print(str(e)[:2000])
+            ok = False
+        report(ok, f"gradcheck f32 with dbias, bias {list(shape)}")
+
+    # Deterministic mode: a full bias's dBias is stored (bitwise reruns); a
+    # broadcast one's would need atomics: a compile error naming the op.
+    bias = torch.randn(b, hq, nq, nk, device="cuda", dtype=dtype,
+                       generator=g)
+    runs = []
+    for _ in range(3):
+        qa, ka, va, ba = (x.clone().requires_grad_() for x in (q, k, v, bias))
+        o = aft.attention(qa, ka, va, causal=True, bias=ba,
+                          deterministic=True)
+        runs.append(torch.autograd.grad(o, (qa, ka, va, ba), do))
+    same = all(torch.equal(x, y) for run in runs[1:]
+               for x, y in zip(runs[0], run))
+    report(same, "dbias deterministic=True: 3 reruns bitwise equal")
+    try:
+        ba = torch.randn(1, hq, nq, nk, device="cuda", dtype=dtype,
+                         generator=g).requires_grad_()
+        qa = q.clone().requires_grad_()
+        o = aft.attention(qa, k, v, bias=ba, deterministic=True)
+        torch.autograd.grad(o, (qa, ba), do)
+        report(False, "dbias deterministic=True with a broadcast bias: no "
+               "error")
+    except Exception as e:
+        report("cannot compute the gradient of a broadcast bias" in str(e),
+               "dbias deterministic=True with a broadcast bias: "
+               f"{type(e).__name__}")
+
+    # torch.compile: the same gradients, no graph breaks.
+    def step(q, k, v, bias):
+        return aft.attention(q, k, v, causal=True, bias=bias) * 2
+    counts = torch._dynamo.utils.counters
+    counts.clear()
+    compiled = torch.compile(step, fullgraph=True)
+    bias = torch.randn(1, hq, nq, nk, device="cuda", dtype=dtype,
+                       generator=g)
+    grads = []
+    for fn in (step, compiled):
+        qa, ka, va, ba = (x.clone().requires_grad_() for x in (q, k, v, bias))
+        grads.append(torch.autograd.grad(fn(qa, ka, va, ba),
+                                         (qa, ka, va, ba), do))
+    close = all(torch.allclose(x.float(), y.float(), atol=2e-2, rtol=2e-2)
+                for x, y in zip(*grads))
+    report(close and not counts["graph_break"],
+           "dbias under torch.compile(fullgraph=True): gradients as eager")
+
+
 def guarded(fn, *args):
     """fn(*args); an exception is one failed check, not the end."""
     try:
@@ -446,7 +554,7 @@ def main():
         guarded(check_case, *case, torch.float16)
     for case in sweep(True)[:6]:
         guarded(check_case, *case, torch.bfloat16, True)
-    for check in (check_deterministic, check_gradcheck,
+    for check in (check_deterministic, check_gradcheck, check_bias_gradient,
                   check_flash_layout_and_features, check_layouts_in_place,
                   check_decode,
                   check_compile, check_errors, check_cache):

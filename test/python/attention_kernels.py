@@ -147,3 +147,37 @@ for target, text in (("cuda", "deterministic=maybe"),
 # CHECK: kernel options cuda 'no-such-option=1' -> invalid kernel options 'no-such-option=1':
 # CHECK: kernel options cpu 'deterministic=true' -> kernel options 'deterministic=true' given for the CPU target
 # CHECK-NOT: compiled
+
+# bias_grad: the backward also returns dBias. A bias shared by several
+# scores is summed into an f32 accumulator the conversion rounds; a bias of
+# the scores' shape is stored, so deterministic mode takes only that one.
+shared = AttentionConfig(**base, causal=True, bias_shape=(1, 1, 1, 203),
+                         bias_grad=True)
+# CHECK: %dq, %dk, %dv, %dbias = attn.attention_backward
+# CHECK-SAME: -> tensor<2x4x113x64xbf16>, tensor<2x2x203x64xbf16>, tensor<2x2x203x64xbf16>, tensor<1x1x1x203xbf16>
+print(backward_module(shared))
+for k in get_kernels(shared, "backward"):
+    print("shared bias", k.name, k.argument_names)
+# CHECK: shared bias attn_fwd_0_bwd_pre ['do', 'o', 'di', 'dq_accum', 'dbias_accum']
+# CHECK: shared bias attn_fwd_0_bwd ['q', 'k', 'v', 'do', 'lse', 'di', 'bias', 'dq_accum', 'dk', 'dv', 'dbias_accum']
+# CHECK: shared bias attn_fwd_0_bwd_dq ['dq_accum', 'dq', 'dbias_accum', 'dbias']
+full = AttentionConfig(**base, bias_shape=(2, 4, 113, 203), bias_grad=True,
+                       deterministic=True)
+for k in get_kernels(full, "backward"):
+    print("full bias", k.name, k.argument_names)
+# CHECK: full bias attn_fwd_0_bwd_pre ['do', 'o', 'di', 'dbias']
+# CHECK: full bias attn_fwd_0_bwd ['q', 'k', 'v', 'do', 'lse', 'di', 'bias', 'dk', 'dv', 'dbias']
+# CHECK: full bias attn_fwd_0_bwd_dq_ordered ['q', 'k', 'v', 'do', 'lse', 'di', 'bias', 'dq']
+try:
+    get_kernels(AttentionConfig(**base, bias_shape=(1, 1, 1, 203),
+                                bias_grad=True, deterministic=True),
+                "backward")
+except attnfuse.CompileError as e:
+    error = [x for x in e.diagnostics if x.severity == "error"][0]
+    print("deterministic shared bias:", error.message.split("(")[0])
+# CHECK: deterministic shared bias: {{.*}}deterministic=true cannot compute the gradient of a broadcast bias
+try:
+    AttentionConfig(**base, bias_grad=True)
+except ValueError as e:
+    print("ValueError:", e)
+# CHECK: ValueError: attention configuration: bias_grad without a bias

@@ -704,6 +704,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
     case ArgRole::Dq:
     case ArgRole::Dk:
     case ArgRole::Dv:
+    case ArgRole::DBias:
+    case ArgRole::DBiasAccum:
       llvm_unreachable("a backward role in the forward kernel");
     }
     operands.push_back(arg);
@@ -860,6 +862,7 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   plan.bias = op.getBias();
   plan.keepMask = op.getKeepMask();
   plan.seed = op.getSeed();
+  plan.biasGrad = static_cast<bool>(op.getGradBias());
   plan.B = qType.getDimSize(0);
   plan.Hq = qType.getDimSize(1);
   plan.Hkv = kType.getDimSize(1);
@@ -872,6 +875,17 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   if (!plan.elementType.isF16() && !plan.elementType.isBF16() &&
       !plan.elementType.isF32())
     return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
+  // A broadcast bias's gradient sums by f32 atomics, in no fixed order.
+  if (options.deterministic &&
+      getBiasGradient(plan) == BiasGradient::Accumulate)
+    return op.emitOpError()
+           << "convert-attn-to-gpu: deterministic=true cannot compute the "
+              "gradient of a broadcast bias ("
+           << op.getBias().getType()
+           << " for scores [B, Hq, Nq, Nk] = [" << plan.B << ", " << plan.Hq
+           << ", " << plan.Nq << ", " << plan.Nk
+           << "]): its sums use atomics; pass the bias expanded to the "
+              "scores' shape, or deterministic=false";
   plan.window = op.getMaskWindow();
   plan.leftBounded = isWindowSideBounded(plan.window.left, plan.Nq, plan.Nk);
   plan.rightBounded = isWindowSideBounded(plan.window.right, plan.Nq, plan.Nk);
@@ -938,8 +952,8 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   if (!deterministic)
     buffers[ArgRole::DqAccum] = alloc({plan.B, plan.Hq, plan.Nq, plan.D}, f32);
   // The gradients, each in the layout of its only permuted use if any.
-  Operation *uses[3] = {};
-  Value permuted[3];
+  Operation *uses[4] = {};
+  Value permuted[4];
   buffers[ArgRole::Dk] =
       kernelOutput(b, loc, op.getGradKey(), memrefFor(op.getGradKey()),
                    uses[1], permuted[1]);
@@ -948,8 +962,21 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
                    uses[2], permuted[2]);
   // Without a conversion (f32, atomics) the accumulator is dQ (contiguous;
   // a permuted dQ takes the conversion).
+  // grad_bias: stored, or summed into an f32 accumulator (dBias itself for
+  // an f32 bias) that the conversion rounds.
+  if (plan.biasGrad) {
+    buffers[ArgRole::DBias] =
+        kernelOutput(b, loc, op.getGradBias(), memrefFor(op.getGradBias()),
+                     uses[3], permuted[3]);
+    if (getBiasGradient(plan) == BiasGradient::Accumulate)
+      buffers[ArgRole::DBiasAccum] =
+          convertsBiasGradient(plan)
+              ? alloc(cast<ShapedType>(plan.bias.getType()).getShape(), f32)
+              : buffers[ArgRole::DBias];
+  }
   bool launchesLast = deterministic || plan.elementType != f32 ||
-                      hasPermutedUse(op.getGradQuery());
+                      hasPermutedUse(op.getGradQuery()) ||
+                      convertsBiasGradient(plan);
   buffers[ArgRole::Dq] =
       launchesLast ? kernelOutput(b, loc, op.getGradQuery(),
                                   memrefFor(op.getGradQuery()), uses[0],
@@ -976,10 +1003,13 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
        failed(launch(last, deterministic ? "_bwd_dq_ordered" : "_bwd_dq"))))
     return failure();
 
-  replaceByBuffers(b, loc, op,
-                   {buffers[ArgRole::Dq], buffers[ArgRole::Dk],
-                    buffers[ArgRole::Dv]},
-                   uses, permuted);
+  SmallVector<Value> results = {buffers[ArgRole::Dq], buffers[ArgRole::Dk],
+                                buffers[ArgRole::Dv]};
+  if (plan.biasGrad)
+    results.push_back(buffers[ArgRole::DBias]);
+  replaceByBuffers(b, loc, op, results,
+                   ArrayRef<Operation *>(uses).take_front(results.size()),
+                   ArrayRef<Value>(permuted).take_front(results.size()));
   return success();
 }
 

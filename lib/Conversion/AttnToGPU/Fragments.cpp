@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
+#include "SimtBackward.h"
 
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
@@ -563,6 +564,27 @@ SmallVector<Value> attnfuse::gpu_kernels::transposedScoreGradients(
         ds[at] = e.fmul(ds[at], dtds[at]);
     }
   return ds;
+}
+
+void attnfuse::gpu_kernels::writeTransposedBiasGradients(
+    KB &e, const KernelPlan &plan, const KernelArgs &args, FragmentLayout sl,
+    ArrayRef<Value> p, ArrayRef<Value> dt, Value bi, Value hi, Value keyRow,
+    Value queryColumn0) {
+  for (int64_t n = 0; n < sl.nTiles; ++n)
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t at = sl.index(0, n, i);
+      Value key = e.add(keyRow, e.idx(8 * (i / 2)));
+      Value query = e.add(queryColumn0, e.idx(8 * n + i % 2));
+      Value inside = arith::AndIOp::create(e.b, e.loc,
+                                           e.ult(key, e.idx(plan.Nk)),
+                                           e.ult(query, e.idx(plan.Nq)));
+      Value hidden = arith::CmpFOp::create(
+          e.b, e.loc, arith::CmpFPredicate::OEQ, p[at], e.f32(0.0));
+      Value term = e.select(hidden, e.f32(0.0), dt[at]);
+      ifThen(e, inside, [&](KB &x) {
+        writeBiasGradient(x, plan, args, {bi, hi, query, key}, term);
+      });
+    }
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::transposedOperands(

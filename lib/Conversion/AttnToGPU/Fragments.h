@@ -253,6 +253,16 @@ SmallVector<Value> transposedScoreGradients(KB &e, FragmentLayout sl,
                                             ArrayRef<Value> di,
                                             ArrayRef<Value> dtds);
 
+/// grad_bias of transposed fragments (writeBiasGradient): dT^T = P^T (dP^T Z
+/// - Di) (transposedScoreGradients without dt/ds), element 4 n + i at key
+/// keyRow + 8 (i / 2) and query queryColumn0 + 8 n + i % 2 of batch `bi`
+/// and query head `hi`, 0 where P is; elements past Nq or Nk are skipped.
+void writeTransposedBiasGradients(KB &e, const KernelPlan &plan,
+                                  const KernelArgs &args, FragmentLayout sl,
+                                  ArrayRef<Value> p, ArrayRef<Value> dt,
+                                  Value bi, Value hi, Value keyRow,
+                                  Value queryColumn0);
+
 /// The A fragment of k-step ks (queries 16 ks ..) of transposed fragments
 /// `c` (P^T, dS^T) as `elt` operand registers: (c0, c1) and (c2, c3) of
 /// n-tiles 2 ks and 2 ks + 1, the A operand of dV += P^T dO and

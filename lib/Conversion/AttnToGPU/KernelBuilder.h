@@ -18,6 +18,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
 #include <limits>
@@ -72,6 +73,19 @@ struct KB {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
   Value exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+  /// f32 `v` (scalar or vector) in `type`'s element type (rounded or
+  /// widened).
+  Value fromF32(Value v, Type type) {
+    Type elt = getElementTypeOrSelf(type), f32 = b.getF32Type();
+    if (elt == f32)
+      return v;
+    Type to = elt;
+    if (auto vt = dyn_cast<VectorType>(v.getType()))
+      to = VectorType::get(vt.getShape(), elt);
+    if (elt.getIntOrFloatBitWidth() > 32)
+      return arith::ExtFOp::create(b, loc, to, v);
+    return arith::TruncFOp::create(b, loc, to, v);
+  }
   Value toF32(Value v) {
     Type f32 = b.getF32Type();
     if (auto vt = dyn_cast<VectorType>(v.getType())) {
@@ -144,6 +158,15 @@ struct KB {
                                     q0, bq, blockK);
   }
 };
+
+/// Emits `fn` under `cond` (an i1), at the insertion point of `e`.
+inline void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn) {
+  scf::IfOp::create(e.b, e.loc, cond, [&](OpBuilder &nb, Location nl) {
+    KB x{nb, nl};
+    fn(x);
+    scf::YieldOp::create(nb, nl);
+  });
+}
 
 /// The alignment of four consecutive elements of a row of `buf` (the simt
 /// family's vector loads and stores): rows have a multiple of 4 elements and

@@ -27,6 +27,19 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
       roles.push_back(ArgRole::Seed);
     roles.append(plan.captures.size(), ArgRole::Capture);
   };
+  // What the pre-pass zeroes and the backward writes of grad_bias.
+  auto appendBiasGradient = [&](SmallVector<ArgRole> &roles) {
+    switch (getBiasGradient(plan)) {
+    case BiasGradient::None:
+      return;
+    case BiasGradient::Store:
+      roles.push_back(ArgRole::DBias);
+      return;
+    case BiasGradient::Accumulate:
+      roles.push_back(ArgRole::DBiasAccum);
+      return;
+    }
+  };
   switch (plan.kind) {
   case KernelKind::Forward: {
     SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V};
@@ -39,25 +52,35 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
   }
   case KernelKind::ForwardCombine:
     return {ArgRole::OPartial, ArgRole::LsePartial, ArgRole::O, ArgRole::Lse};
-  case KernelKind::BackwardPre:
-    if (plan.cfg.deterministic)
-      return {ArgRole::GradOut, ArgRole::O, ArgRole::Di};
-    return {ArgRole::GradOut, ArgRole::O, ArgRole::Di, ArgRole::DqAccum};
+  case KernelKind::BackwardPre: {
+    SmallVector<ArgRole> roles = {ArgRole::GradOut, ArgRole::O, ArgRole::Di};
+    if (!plan.cfg.deterministic)
+      roles.push_back(ArgRole::DqAccum);
+    appendBiasGradient(roles);
+    return roles;
+  }
   case KernelKind::Backward:
   case KernelKind::BackwardDQ: {
     SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,   ArgRole::V,
                                   ArgRole::GradOut, ArgRole::Lse, ArgRole::Di};
     appendScoreOperands(roles);
-    if (plan.kind == KernelKind::BackwardDQ)
+    if (plan.kind == KernelKind::BackwardDQ) {
       roles.push_back(ArgRole::Dq);
-    else if (plan.cfg.deterministic)
+      return roles;
+    }
+    if (plan.cfg.deterministic)
       roles.append({ArgRole::Dk, ArgRole::Dv});
     else
       roles.append({ArgRole::DqAccum, ArgRole::Dk, ArgRole::Dv});
+    appendBiasGradient(roles);
     return roles;
   }
-  case KernelKind::BackwardConvert:
-    return {ArgRole::DqAccum, ArgRole::Dq};
+  case KernelKind::BackwardConvert: {
+    SmallVector<ArgRole> roles = {ArgRole::DqAccum, ArgRole::Dq};
+    if (convertsBiasGradient(plan))
+      roles.append({ArgRole::DBiasAccum, ArgRole::DBias});
+    return roles;
+  }
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -80,11 +103,28 @@ constexpr RoleInfo kRoles[] = {
     {"dv", &KernelArgs::dv},
     {"o_partial", &KernelArgs::outPartial},
     {"lse_partial", &KernelArgs::lsePartial},
+    {"dbias", &KernelArgs::dBias},
+    {"dbias_accum", &KernelArgs::dBiasAccum},
 };
 static_assert(std::size(kRoles) ==
-                  static_cast<size_t>(ArgRole::LsePartial) + 1,
+                  static_cast<size_t>(ArgRole::DBiasAccum) + 1,
               "kRoles disagrees with ArgRole");
 } // namespace
+
+BiasGradient attnfuse::gpu_kernels::getBiasGradient(const KernelPlan &plan) {
+  if (!plan.biasGrad)
+    return BiasGradient::None;
+  // Shared bias elements: fewer of them than score elements.
+  int64_t scores = plan.B * plan.Hq * plan.Nq * plan.Nk;
+  return cast<ShapedType>(plan.bias.getType()).getNumElements() < scores
+             ? BiasGradient::Accumulate
+             : BiasGradient::Store;
+}
+
+bool attnfuse::gpu_kernels::convertsBiasGradient(const KernelPlan &plan) {
+  return getBiasGradient(plan) == BiasGradient::Accumulate &&
+         !cast<ShapedType>(plan.bias.getType()).getElementType().isF32();
+}
 
 StringRef attnfuse::gpu_kernels::getArgumentName(ArgRole role) {
   return kRoles[static_cast<size_t>(role)].name;

@@ -76,6 +76,9 @@ struct KernelPlan {
   /// The op's optional operands (null where absent): the bias, the keep
   /// mask and the dropout seed.
   Value bias, keepMask, seed;
+  /// The backward kinds: the op has grad_bias (getBiasGradient says how
+  /// the kernels write it).
+  bool biasGrad = false;
   AttentionKernelOptions cfg;
   int64_t B, Hq, Hkv, Nq, Nk, D, Dv, G, numQB, numKB, threads;
   /// Bytes of shared memory a CTA can have on the target (set before a
@@ -124,6 +127,20 @@ struct KernelPlan {
   }
 };
 
+/// How the backward kernels write grad_bias (dT summed over the bias's
+/// broadcast dimensions, in the bias's type):
+/// - Store: every score element has its own bias element; the pre-pass
+///   zeroes dBias (blocks the mask skips are never visited), the backward
+///   stores each visited element once (deterministic).
+/// - Accumulate: bias elements are shared; the pre-pass zeroes an f32
+///   accumulator (dBias itself for an f32 bias), the backward adds with f32
+///   atomics, and BackwardConvert rounds it to dBias (Convert).
+enum class BiasGradient { None, Store, Accumulate };
+BiasGradient getBiasGradient(const KernelPlan &plan);
+/// Accumulate into an f32 accumulator that BackwardConvert rounds to a
+/// bias of another type.
+bool convertsBiasGradient(const KernelPlan &plan);
+
 /// What a kernel argument is. The kernel takes one argument per role of
 /// getArgumentRoles (one per capture), then its tensor maps.
 /// The backward's: dO (GradOut), the f32 row sums Di = rowsum(dO * O), the
@@ -145,7 +162,9 @@ enum class ArgRole {
   Dk,
   Dv,
   OPartial,
-  LsePartial
+  LsePartial,
+  DBias,
+  DBiasAccum
 };
 
 /// The roles of the arguments of the kernel of `plan` before its tensor
@@ -159,7 +178,10 @@ enum class ArgRole {
 /// dQ accumulator, dK, dV. BackwardConvert: dQ accumulator, dQ. In
 /// deterministic mode there is no accumulator (BackwardPre: dO, O, Di;
 /// Backward: ..., dK, dV), and BackwardDQ takes Q, K, V, dO, lse, Di,
-/// [bias], [keep], [seed], [captures...], dQ.
+/// [bias], [keep], [seed], [captures...], dQ. With grad_bias
+/// (getBiasGradient), BackwardPre and Backward end with dBias (Store) or
+/// the dBias accumulator (Accumulate), and BackwardConvert with the
+/// accumulator and dBias where it converts.
 SmallVector<ArgRole> getArgumentRoles(const KernelPlan &plan);
 /// The name of an argument of `role` (the kernel's attn.args).
 StringRef getArgumentName(ArgRole role);
@@ -172,7 +194,7 @@ unsigned getArgumentIndex(const KernelPlan &plan, ArgRole role);
 struct KernelArgs {
   Value q, key, value, bias, keep, seed, out, lse;
   /// The backward kinds' (see ArgRole).
-  Value gradOut, di, dqAccum, dq, dk, dv;
+  Value gradOut, di, dqAccum, dq, dk, dv, dBias, dBiasAccum;
   /// The split forward's partials (KernelPlan::kvSplits).
   Value outPartial, lsePartial;
   SmallVector<Value> captureArgs;

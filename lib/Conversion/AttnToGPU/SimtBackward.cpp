@@ -66,13 +66,75 @@ Value globalThreadIndex(KB &k) {
   return k.add(k.mul(bid, k.idx(kSimtBackwardElementwiseThreads)), tid);
 }
 
-/// Emits `body` under `cond` (an i1).
-void emitIf(KB &k, Value cond, function_ref<void(KB &)> body) {
-  scf::IfOp::create(k.b, k.loc, cond, [&](OpBuilder &nb, Location nl) {
-    KB e{nb, nl};
-    body(e);
-    scf::YieldOp::create(nb, nl);
-  });
+/// The grid of the pre-pass (its rows) and of the conversion (dQ's
+/// elements), without grad_bias's blocks.
+int64_t elementwiseBlocks(const KernelPlan &plan) {
+  int64_t NT = kSimtBackwardElementwiseThreads;
+  if (plan.kind == KernelKind::BackwardPre) {
+    int64_t perRow = prePassInPieces(plan) ? kPrePassThreadsPerRow : 1;
+    return llvm::divideCeil(plan.B * plan.Hq * plan.Nq * perRow, NT);
+  }
+  return llvm::divideCeil(plan.B * plan.Hq * plan.Nq * plan.D, NT);
+}
+
+/// grad_bias's elements a thread of the extra blocks takes (consecutive):
+/// 4 where the bias's rows are multiples of 4, else 1.
+int64_t biasGradientVector(const KernelPlan &plan) {
+  auto type = cast<ShapedType>(plan.bias.getType());
+  return type.getRank() > 0 && type.getShape().back() % 4 == 0 ? 4 : 1;
+}
+
+/// The blocks after elementwiseBlocks that walk grad_bias's elements: the
+/// pre-pass zeroes what the backward writes (getBiasGradient), the
+/// conversion rounds the accumulator into dBias (convertsBiasGradient).
+int64_t biasGradientBlocks(const KernelPlan &plan) {
+  if (getBiasGradient(plan) == BiasGradient::None ||
+      (plan.kind == KernelKind::BackwardConvert && !convertsBiasGradient(plan)))
+    return 0;
+  int64_t elements = cast<ShapedType>(plan.bias.getType()).getNumElements();
+  return llvm::divideCeil(elements, biasGradientVector(plan) *
+                                        kSimtBackwardElementwiseThreads);
+}
+
+/// Emits `rows` for the first elementwiseBlocks blocks and, in the extra
+/// blocks (biasGradientBlocks), `elements` at the indices of the thread's
+/// first grad_bias element (biasGradientVector of them).
+void emitWithBiasGradientBlocks(
+    const KernelPlan &plan, KB &k, function_ref<void(KB &)> rows,
+    function_ref<void(KB &, ArrayRef<Value>)> elements) {
+  if (biasGradientBlocks(plan) == 0)
+    return rows(k);
+  int64_t first = elementwiseBlocks(plan);
+  Value bid = gpu::BlockIdOp::create(k.b, k.loc, gpu::Dimension::x);
+  auto split = scf::IfOp::create(k.b, k.loc, k.ult(bid, k.idx(first)),
+                                 /*withElseRegion=*/true);
+  OpBuilder tb = split.getThenBodyBuilder();
+  KB t{tb, k.loc};
+  rows(t);
+  OpBuilder eb = split.getElseBodyBuilder();
+  KB e{eb, k.loc};
+  Value tid = gpu::ThreadIdOp::create(eb, k.loc, gpu::Dimension::x);
+  Value thread = e.add(
+      e.mul(e.sub(bid, e.idx(first)), e.idx(kSimtBackwardElementwiseThreads)),
+      tid);
+  Value linear = e.mul(thread, e.idx(biasGradientVector(plan)));
+  ArrayRef<int64_t> shape = cast<ShapedType>(plan.bias.getType()).getShape();
+  ifThen(e, e.ult(linear, e.idx(ShapedType::getNumElements(shape))),
+         [&](KB &x) {
+           SmallVector<Value> indices;
+           int64_t inner = 1;
+           for (int64_t d = shape.size() - 1; d >= 0; --d) {
+             indices.insert(indices.begin(),
+                            x.remu(x.divu(linear, inner), shape[d]));
+             inner *= shape[d];
+           }
+           elements(x, indices);
+         });
+}
+
+/// grad_bias's buffer of the pre-pass and the backward (getBiasGradient).
+Value biasGradientTarget(const KernelArgs &args) {
+  return args.dBias ? args.dBias : args.dBiasAccum;
 }
 
 /// The pre-pass in pieces (prePassInPieces): thread j of a row's 8 reads
@@ -121,7 +183,7 @@ void emitPrePassInPieces(const KernelPlan &plan, KernelArgs &args, KB &k) {
                           .getShuffleResult());
   Value first = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq, j,
                                       k.idx(0));
-  emitIf(k, arith::AndIOp::create(k.b, k.loc, inside, first), [&](KB &e) {
+  ifThen(k, arith::AndIOp::create(k.b, k.loc, inside, first), [&](KB &e) {
     memref::StoreOp::create(e.b, e.loc, sum, args.di, ValueRange{bi, hi, qi});
   });
   if (!args.dqAccum) // deterministic mode: the dQ kernel writes dQ
@@ -129,7 +191,7 @@ void emitPrePassInPieces(const KernelPlan &plan, KernelArgs &args, KB &k) {
   auto zeros = VectorType::get({4}, k.b.getF32Type());
   Value zero = arith::ConstantOp::create(
       k.b, k.loc, DenseElementsAttr::get(zeros, k.b.getF32FloatAttr(0.0)));
-  emitIf(k, inside, [&](KB &e) {
+  ifThen(k, inside, [&](KB &e) {
     for (int64_t c0 = 0; c0 < plan.D; c0 += T * 4) {
       Value col = e.add(e.idx(c0), e.mul(j, e.idx(4)));
       auto store = [&](KB &x) {
@@ -140,7 +202,7 @@ void emitPrePassInPieces(const KernelPlan &plan, KernelArgs &args, KB &k) {
       if (c0 + T * 4 <= plan.D)
         store(e);
       else
-        emitIf(e, e.ult(col, e.idx(plan.D)), store);
+        ifThen(e, e.ult(col, e.idx(plan.D)), store);
     }
   });
 }
@@ -151,7 +213,7 @@ void emitPrePass(const KernelPlan &plan, KernelArgs &args, KB &k) {
     return emitPrePassInPieces(plan, args, k);
   int64_t rows = plan.B * plan.Hq * plan.Nq;
   Value r = globalThreadIndex(k);
-  emitIf(k, k.ult(r, k.idx(rows)), [&](KB &e) {
+  ifThen(k, k.ult(r, k.idx(rows)), [&](KB &e) {
     Value bi = e.divu(r, plan.Hq * plan.Nq);
     Value hi = e.remu(e.divu(r, plan.Nq), plan.Hq);
     Value qi = e.remu(r, plan.Nq);
@@ -183,7 +245,7 @@ void emitPrePass(const KernelPlan &plan, KernelArgs &args, KB &k) {
 void emitConversion(const KernelPlan &plan, KernelArgs &args, KB &k) {
   int64_t total = plan.B * plan.Hq * plan.Nq * plan.D;
   Value x = globalThreadIndex(k);
-  emitIf(k, k.ult(x, k.idx(total)), [&](KB &e) {
+  ifThen(k, k.ult(x, k.idx(total)), [&](KB &e) {
     SmallVector<Value> at = {e.divu(x, plan.Hq * plan.Nq * plan.D),
                              e.remu(e.divu(x, plan.Nq * plan.D), plan.Hq),
                              e.remu(e.divu(x, plan.D), plan.Nq),
@@ -225,9 +287,10 @@ protected:
   /// The terms of query row `qi` of head `hi` and key `kj`, from the
   /// thread's elements of q_i, k_j, dO_i and v_j and the row's lse and Di:
   /// the forward's masked score t (hidden: -inf; also where `tailRow` is
-  /// given and not below Nk), P Z (P with the dropout factor) and dS.
+  /// given and not below Nk), P Z (P with the dropout factor), dT =
+  /// P (dP - Di) (not masked: P is 0 where hidden) and dS = dT dt/ds.
   struct PairTerms {
-    Value t, pz, ds;
+    Value t, pz, dt, ds;
   };
   PairTerms emitPairTerms(KB &k, ArrayRef<Value> qRegs, ArrayRef<Value> kRegs,
                           ArrayRef<Value> doRegs, ArrayRef<Value> vRegs,
@@ -315,7 +378,8 @@ SimtBackwardRows::emitPairTerms(KB &k, ArrayRef<Value> qRegs,
     dp = k.fmul(dp, z);
     pz = k.fmul(p, z);
   }
-  return {t, pz, k.fmul(k.fmul(p, k.fsub(dp, rowDi)), derivative)};
+  Value dt = k.fmul(p, k.fsub(dp, rowDi));
+  return {t, pz, dt, k.fmul(dt, derivative)};
 }
 
 /// The backward kernel of one (key block, batch, KV head).
@@ -351,6 +415,19 @@ void SimtBackwardKernel::emitRow(KB &k, Value hi, Value qi,
       emitPairTerms(k, qRegs, kRegs, doRegs, vRegs, hi, qi, kClamped, rowLse,
                     rowDi, plan.Nk % plan.cfg.blockK != 0 ? kRow : Value());
   Value t = terms.t, ds = terms.ds;
+  // grad_bias: by the row's first thread, keys before Nk.
+  if (plan.biasGrad) {
+    Value owner = k.ult(part, k.idx(1));
+    if (plan.Nk % plan.cfg.blockK != 0)
+      owner = arith::AndIOp::create(b, loc, owner,
+                                    k.ult(kRow, k.idx(plan.Nk)));
+    ifThen(k, owner, [&](KB &e) {
+      Value hidden = arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ,
+                                           t, e.f32(kNegInf));
+      writeBiasGradient(e, plan, *this, {bi, hi, qi, kRow},
+                        e.select(hidden, e.f32(0.0), terms.dt));
+    });
+  }
 
   for (auto [i, x] : llvm::enumerate(doRegs))
     dv[i] = k.fadd(dv[i], buildVisibleProduct(b, loc, t, terms.pz, x));
@@ -369,7 +446,7 @@ void SimtBackwardKernel::emitRow(KB &k, Value hi, Value qi,
                               .getShuffleResult());
     dq.push_back(term);
   }
-  emitIf(k, k.ult(lane, k.idx(T)), [&](KB &e) {
+  ifThen(k, k.ult(lane, k.idx(T)), [&](KB &e) {
     for (auto [i, term] : llvm::enumerate(dq))
       memref::AtomicRMWOp::create(
           e.b, e.loc, arith::AtomicRMWKind::addf, term, dqAccum,
@@ -426,7 +503,7 @@ void SimtBackwardKernel::emit() {
   // dK_j, dV_j of the block's rows within Nk.
   SmallVector<Value> acc(groupLoop.getResults().begin(),
                          groupLoop.getResults().end());
-  emitIf(k, k.ult(kRow, k.idx(plan.Nk)), [&](KB &e) {
+  ifThen(k, k.ult(kRow, k.idx(plan.Nk)), [&](KB &e) {
     storeOwned(e, dk, kvh, kRow, ArrayRef<Value>(acc).take_front(plan.D / T),
                plan.D);
     storeOwned(e, dv, kvh, kRow, ArrayRef<Value>(acc).drop_front(plan.D / T),
@@ -490,11 +567,32 @@ void SimtBackwardDQKernel::emit() {
       });
   SmallVector<Value> acc(keyLoop.getResults().begin(),
                          keyLoop.getResults().end());
-  emitIf(k, k.ult(qRow, k.idx(plan.Nq)),
+  ifThen(k, k.ult(qRow, k.idx(plan.Nq)),
          [&](KB &e) { storeOwned(e, dq, hi, qRow, acc, plan.D); });
   gpu::ReturnOp::create(b, loc);
 }
 } // namespace
+
+void attnfuse::gpu_kernels::writeBiasGradient(KB &k, const KernelPlan &plan,
+                                              const KernelArgs &args,
+                                              ArrayRef<Value> bhqk, Value dt) {
+  Value target = biasGradientTarget(args);
+  SmallVector<Value> at = k.broadcastIndices(target, bhqk);
+  if (getBiasGradient(plan) == BiasGradient::Store) {
+    memref::StoreOp::create(
+        k.b, k.loc,
+        k.fromF32(dt, cast<MemRefType>(target.getType()).getElementType()),
+        target, at);
+    return;
+  }
+  // (A hidden or zero term adds nothing: no atomic.)
+  Value nonzero = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::UNE,
+                                        dt, k.f32(0.0));
+  ifThen(k, nonzero, [&](KB &x) {
+    memref::AtomicRMWOp::create(x.b, x.loc, arith::AtomicRMWKind::addf, dt,
+                                target, at);
+  });
+}
 
 int64_t attnfuse::gpu_kernels::prePassPiece(const KernelPlan &plan) {
   return 16 / (plan.elementType.getIntOrFloatBitWidth() / 8);
@@ -508,24 +606,16 @@ LaunchShape
 attnfuse::gpu_kernels::getSimtBackwardLaunchShape(const KernelPlan &plan) {
   int64_t NT = kSimtBackwardElementwiseThreads;
   switch (plan.kind) {
-  case KernelKind::BackwardPre: {
-    int64_t perRow = prePassInPieces(plan) ? kPrePassThreadsPerRow : 1;
-    return {{static_cast<int64_t>(llvm::divideCeil(
-                 plan.B * plan.Hq * plan.Nq * perRow, NT)),
-             1, 1},
+  case KernelKind::BackwardPre:
+  case KernelKind::BackwardConvert:
+    return {{elementwiseBlocks(plan) + biasGradientBlocks(plan), 1, 1},
             {NT, 1, 1}};
-  }
   case KernelKind::Backward:
     return {{plan.numKB, plan.B * plan.Hkv, 1}, {plan.threads, 1, 1}};
   case KernelKind::BackwardDQ:
     return {{static_cast<int64_t>(llvm::divideCeil(plan.Nq, plan.cfg.blockQ)),
              plan.B * plan.Hq, 1},
             {plan.threads, 1, 1}};
-  case KernelKind::BackwardConvert:
-    return {{static_cast<int64_t>(
-                 llvm::divideCeil(plan.B * plan.Hq * plan.Nq * plan.D, NT)),
-             1, 1},
-            {NT, 1, 1}};
   case KernelKind::Forward:
   case KernelKind::ForwardCombine:
     break;
@@ -541,7 +631,18 @@ void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
   switch (plan.kind) {
   case KernelKind::BackwardPre: {
     KernelArgs args(plan, func.getArguments());
-    emitPrePass(plan, args, k);
+    int64_t vector = plan.biasGrad ? biasGradientVector(plan) : 1;
+    emitWithBiasGradientBlocks(
+        plan, k, [&](KB &e) { emitPrePass(plan, args, e); },
+        [&](KB &e, ArrayRef<Value> at) {
+          Value target = biasGradientTarget(args);
+          Type elt = cast<MemRefType>(target.getType()).getElementType();
+          auto type = VectorType::get({vector}, elt);
+          Value zero = arith::ConstantOp::create(
+              e.b, e.loc,
+              DenseElementsAttr::get(type, e.b.getZeroAttr(elt)));
+          vector::StoreOp::create(e.b, e.loc, zero, target, at);
+        });
     gpu::ReturnOp::create(b, loc);
     return;
   }
@@ -553,7 +654,17 @@ void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
     return;
   case KernelKind::BackwardConvert: {
     KernelArgs args(plan, func.getArguments());
-    emitConversion(plan, args, k);
+    int64_t vector = plan.biasGrad ? biasGradientVector(plan) : 1;
+    emitWithBiasGradientBlocks(
+        plan, k, [&](KB &e) { emitConversion(plan, args, e); },
+        [&](KB &e, ArrayRef<Value> at) {
+          auto f32s = VectorType::get({vector}, e.b.getF32Type());
+          Value sum = vector::LoadOp::create(e.b, e.loc, f32s,
+                                             args.dBiasAccum, at);
+          vector::StoreOp::create(e.b, e.loc,
+                                  e.fromF32(sum, args.dBias.getType()),
+                                  args.dBias, at);
+        });
     gpu::ReturnOp::create(b, loc);
     return;
   }

@@ -8,6 +8,7 @@
 #ifndef ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTBACKWARD_H
 #define ATTNFUSE_LIB_CONVERSION_ATTNTOGPU_SIMTBACKWARD_H
 
+#include "KernelBuilder.h"
 #include "KernelFamily.h"
 
 namespace attnfuse::gpu_kernels {
@@ -32,6 +33,15 @@ int64_t prePassPiece(const KernelPlan &plan);
 /// batch * KV head), plan.threads threads; the pre-pass and the conversion
 /// a one-dimensional grid of kSimtBackwardElementwiseThreads-thread CTAs.
 LaunchShape getSimtBackwardLaunchShape(const KernelPlan &plan);
+
+/// grad_bias in the backward kernels of every family: the term `dt` (f32,
+/// 0 where hidden) of score element `bhqk` (in bounds), stored in dBias
+/// (BiasGradient::Store) or added to the accumulator (Accumulate; zero terms
+/// skipped). The pre-pass zeroed the target; with Accumulate the
+/// conversion rounds it into dBias (convertsBiasGradient). A thread calls
+/// it once per element it owns (none twice).
+void writeBiasGradient(KB &k, const KernelPlan &plan, const KernelArgs &args,
+                       ArrayRef<Value> bhqk, Value dt);
 
 /// Emits the body of the backward kind plan.kind into `func` (no workgroup
 /// buffers).

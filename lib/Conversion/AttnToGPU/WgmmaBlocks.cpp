@@ -44,15 +44,6 @@ Value TileLayout::elementOffset(KB &e, Value line, Value col) const {
 // Free functions
 //===----------------------------------------------------------------------===//
 
-void attnfuse::gpu_kernels::ifThen(KB &e, Value cond,
-                                   function_ref<void(KB &)> fn) {
-  scf::IfOp::create(e.b, e.loc, cond, [&](OpBuilder &nb, Location nl) {
-    KB x{nb, nl};
-    fn(x);
-    scf::YieldOp::create(nb, nl);
-  });
-}
-
 Value attnfuse::gpu_kernels::isEqual(KB &e, Value x, int64_t c) {
   return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, x,
                                e.idx(c));

@@ -94,8 +94,6 @@ struct TileLayout {
   }
 };
 
-/// Emits `fn` under scf.if `cond`.
-void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn);
 /// x == c.
 Value isEqual(KB &e, Value x, int64_t c);
 Value i32Constant(KB &e, int64_t v);
