@@ -875,6 +875,10 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   if (!plan.elementType.isF16() && !plan.elementType.isBF16() &&
       !plan.elementType.isF32())
     return op.emitOpError("convert-attn-to-gpu supports f16, bf16 and f32");
+  if (plan.biasGrad && cast<ShapedType>(plan.bias.getType()).getRank() == 0)
+    return op.emitOpError(
+        "convert-attn-to-gpu: the kernels take the gradient of a bias of "
+        "rank 1 to 4, not of a scalar");
   // A broadcast bias's gradient sums by f32 atomics, in no fixed order.
   if (options.deterministic &&
       getBiasGradient(plan) == BiasGradient::Accumulate)

@@ -64,21 +64,7 @@ struct GenericBuilder {
   }
   /// Rounds an f32 tensor to `elementType` (identity for f32).
   Value castTo(Value x, Type elementType) {
-    if (elementType == f32)
-      return x;
-    auto type = cast<RankedTensorType>(x.getType());
-    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    SmallVector<IteratorType> iters(type.getRank(), IteratorType::parallel);
-    return generic(type.clone(elementType), {x},
-                   empty(tensor::getMixedSizes(b, loc, x), elementType),
-                   {id, id}, iters,
-                   [&](OpBuilder &nb, Location l, ValueRange a) {
-                     linalg::YieldOp::create(
-                         nb, l,
-                         ValueRange{arith::TruncFOp::create(nb, l, elementType,
-                                                            a[0])});
-                   })
-        .getResult(0);
+    return buildRoundedTensor(b, loc, x, elementType);
   }
   /// linalg.index 0 .. n-1 of the enclosing generic.
   SmallVector<Value> indices(int64_t n) {

@@ -511,6 +511,28 @@ Value buildScoreGradient(OpBuilder &b, Location loc, Value t, Value p,
       dt);
 }
 
+Value buildRoundedTensor(OpBuilder &b, Location loc, Value x,
+                         Type elementType) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (elementType == type.getElementType())
+    return x;
+  int64_t rank = type.getRank();
+  Value out = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, x),
+                                      elementType);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{out.getType()}, ValueRange{x}, ValueRange{out},
+             SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, l,
+                   ValueRange{
+                       arith::TruncFOp::create(nb, l, elementType, a[0])});
+             })
+      .getResult(0);
+}
+
 Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
                         RankedTensorType biasType) {
   MLIRContext *ctx = b.getContext();
@@ -572,22 +594,8 @@ Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
                 nb, l, ValueRange{arith::AddFOp::create(nb, l, a[1], x)});
           })
           .getResult(0);
-  if (accType != elementType) {
-    Value out = tensor::EmptyOp::create(b, loc, keptSizes, elementType);
-    sum = linalg::GenericOp::create(
-              b, loc, TypeRange{out.getType()}, ValueRange{sum},
-              ValueRange{out},
-              SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(keptRank)),
-              SmallVector<utils::IteratorType>(keptRank,
-                                               utils::IteratorType::parallel),
-              [&](OpBuilder &nb, Location l, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, l,
-                    ValueRange{arith::TruncFOp::create(nb, l, elementType,
-                                                       a[0])});
-              })
-              .getResult(0);
-  }
+  if (accType != elementType)
+    sum = buildRoundedTensor(b, loc, sum, elementType);
   if (keptRank == rank)
     return sum;
   return tensor::ExpandShapeOp::create(b, loc, biasType, sum, groups,

@@ -234,6 +234,11 @@ mlir::Value buildScoreGradient(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::Value t, mlir::Value p, mlir::Value dp,
                                mlir::Value di);
 
+/// The f32 tensor `x` rounded to `elementType` by a linalg.generic of
+/// arith.truncf (`x` itself for f32): the results of the lowerings.
+mlir::Value buildRoundedTensor(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value x, mlir::Type elementType);
+
 /// attn.attention_backward's grad_bias from the f32 score gradients `dT`
 /// ([B, Hq, Nq, Nk], 0 where hidden): summed over the dimensions along which
 /// a bias of `biasType` is broadcast (numpy's rules), in `biasType`.
