@@ -541,11 +541,12 @@ Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
   // Bias dimension i reads score dimension 4 - rank + i unless it is
   // broadcast (size 1); the sum runs over every score dimension no kept bias
   // dimension reads, into a tensor of the kept dimensions, then reshaped to
-  // the bias's shape.
-  SmallVector<AffineExpr> kept;
+  // the bias's shape. The loops: the kept dimensions (parallel), then the
+  // summed ones (outer parallel loops map to GPU blocks in the naive
+  // pipeline).
+  SmallVector<unsigned> keptDims;
   SmallVector<OpFoldResult> keptSizes, biasSizes;
   SmallVector<ReassociationIndices> groups;
-  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::reduction);
   for (int64_t i = 0; i < rank; ++i) {
     unsigned dim = 4 - rank + i;
     if (biasType.getDimSize(i) == 1) {
@@ -559,10 +560,9 @@ Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
             ? OpFoldResult(
                   tensor::DimOp::create(b, loc, scoreGradients, dim).getResult())
             : OpFoldResult(b.getIndexAttr(fullType.getDimSize(dim)));
-    kept.push_back(getAffineDimExpr(dim, ctx));
+    keptDims.push_back(dim);
     keptSizes.push_back(size);
     biasSizes.push_back(size);
-    iterators[dim] = utils::IteratorType::parallel;
     // A group: this kept dimension with the unit dimensions before it (the
     // first group) and after it.
     ReassociationIndices group;
@@ -572,7 +572,17 @@ Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
     group.push_back(i);
     groups.push_back(group);
   }
-  int64_t keptRank = kept.size();
+  int64_t keptRank = keptDims.size();
+  // Score dimension d is loop loopOf[d].
+  SmallVector<AffineExpr> loopOf(4);
+  unsigned next = 0;
+  for (unsigned d : keptDims)
+    loopOf[d] = getAffineDimExpr(next++, ctx);
+  for (unsigned d = 0; d < 4; ++d)
+    if (!llvm::is_contained(keptDims, d))
+      loopOf[d] = getAffineDimExpr(next++, ctx);
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::reduction);
+  std::fill_n(iterators.begin(), keptRank, utils::IteratorType::parallel);
   // Summed in f32, or in f64 for an f64 bias; rounded to the bias's type
   // once per element.
   Type f32 = b.getF32Type(), elementType = biasType.getElementType();
@@ -584,7 +594,8 @@ Value buildBiasGradient(OpBuilder &b, Location loc, Value scoreGradients,
       linalg::GenericOp::create(
           b, loc, TypeRange{init.getType()}, ValueRange{scoreGradients},
           ValueRange{init},
-          {b.getMultiDimIdentityMap(4), AffineMap::get(4, 0, kept, ctx)},
+          {AffineMap::get(4, 0, loopOf, ctx),
+           AffineMap::getMultiDimIdentityMap(4, ctx).getMajorSubMap(keptRank)},
           iterators,
           [&](OpBuilder &nb, Location l, ValueRange a) {
             Value x = a[0];
