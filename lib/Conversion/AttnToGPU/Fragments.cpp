@@ -570,19 +570,58 @@ void attnfuse::gpu_kernels::writeTransposedBiasGradients(
     KB &e, const KernelPlan &plan, const KernelArgs &args, FragmentLayout sl,
     ArrayRef<Value> p, ArrayRef<Value> dt, Value bi, Value hi, Value keyRow,
     Value queryColumn0) {
+  // A term: 0 where hidden (P = 0) or past Nq.
+  auto term = [&](int64_t n, int64_t i, Value query) {
+    int64_t at = sl.index(0, n, i);
+    Value hidden = arith::OrIOp::create(
+        e.b, e.loc,
+        arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, p[at],
+                              e.f32(0.0)),
+        arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::uge, query,
+                              e.idx(plan.Nq)));
+    return e.select(hidden, e.f32(0.0), dt[at]);
+  };
+  auto queryOf = [&](int64_t n, int64_t i) {
+    return e.add(queryColumn0, e.idx(8 * n + i % 2));
+  };
+  auto bias = cast<ShapedType>(plan.bias.getType());
+  bool queriesShareBias = bias.getRank() < 2 ||
+                          bias.getDimSize(bias.getRank() - 2) == 1;
+  if (getBiasGradient(plan) == BiasGradient::Accumulate && queriesShareBias) {
+    // A bias shared by the queries (key padding, [.., 1, Nk]): the thread's
+    // terms of a key row summed in registers, then over the quad's 4 lanes
+    // (the same key rows), added once by lane 4g.
+    Value lane = gpu::LaneIdOp::create(e.b, e.loc, /*upper_bound=*/nullptr);
+    Value first = arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq,
+                                        e.remu(lane, 4), e.idx(0));
+    for (int64_t r = 0; r < 2; ++r) {
+      Value sum = e.f32(0.0);
+      for (int64_t n = 0; n < sl.nTiles; ++n)
+        for (int64_t h = 0; h < 2; ++h)
+          sum = e.fadd(sum, term(n, 2 * r + h, queryOf(n, 2 * r + h)));
+      for (int64_t offset : {1, 2})
+        sum = e.fadd(sum, gpu::ShuffleOp::create(e.b, e.loc, sum, offset, 32,
+                                                 gpu::ShuffleMode::XOR)
+                              .getShuffleResult());
+      Value key = e.add(keyRow, e.idx(8 * r));
+      Value owner = arith::AndIOp::create(e.b, e.loc, first,
+                                          e.ult(key, e.idx(plan.Nk)));
+      ifThen(e, owner, [&](KB &x) {
+        writeBiasGradient(x, plan, args, {bi, hi, queryColumn0, key}, sum);
+      });
+    }
+    return;
+  }
   for (int64_t n = 0; n < sl.nTiles; ++n)
     for (int64_t i = 0; i < 4; ++i) {
-      int64_t at = sl.index(0, n, i);
       Value key = e.add(keyRow, e.idx(8 * (i / 2)));
-      Value query = e.add(queryColumn0, e.idx(8 * n + i % 2));
+      Value query = queryOf(n, i);
+      Value value = term(n, i, query);
       Value inside = arith::AndIOp::create(e.b, e.loc,
                                            e.ult(key, e.idx(plan.Nk)),
                                            e.ult(query, e.idx(plan.Nq)));
-      Value hidden = arith::CmpFOp::create(
-          e.b, e.loc, arith::CmpFPredicate::OEQ, p[at], e.f32(0.0));
-      Value term = e.select(hidden, e.f32(0.0), dt[at]);
       ifThen(e, inside, [&](KB &x) {
-        writeBiasGradient(x, plan, args, {bi, hi, query, key}, term);
+        writeBiasGradient(x, plan, args, {bi, hi, query, key}, value);
       });
     }
 }

@@ -257,6 +257,8 @@ SmallVector<Value> transposedScoreGradients(KB &e, FragmentLayout sl,
 /// - Di) (transposedScoreGradients without dt/ds), element 4 n + i at key
 /// keyRow + 8 (i / 2) and query queryColumn0 + 8 n + i % 2 of batch `bi`
 /// and query head `hi`, 0 where P is; elements past Nq or Nk are skipped.
+/// A bias shared by the queries is summed over the quad first (shuffles:
+/// the whole warp calls it).
 void writeTransposedBiasGradients(KB &e, const KernelPlan &plan,
                                   const KernelArgs &args, FragmentLayout sl,
                                   ArrayRef<Value> p, ArrayRef<Value> dt,
