@@ -964,8 +964,6 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
   buffers[ArgRole::Dv] =
       kernelOutput(b, loc, op.getGradValue(), memrefFor(op.getGradValue()),
                    uses[2], permuted[2]);
-  // Without a conversion (f32, atomics) the accumulator is dQ (contiguous;
-  // a permuted dQ takes the conversion).
   // grad_bias: stored, or summed into an f32 accumulator (dBias itself for
   // an f32 bias) that the conversion rounds.
   if (plan.biasGrad) {
@@ -978,6 +976,8 @@ LogicalResult attnfuse::convertAttentionBackwardToGPU(
               ? alloc(cast<ShapedType>(plan.bias.getType()).getShape(), f32)
               : buffers[ArgRole::DBias];
   }
+  // Without a conversion (f32, atomics) the accumulator is dQ (contiguous;
+  // a permuted dQ takes the conversion).
   bool launchesLast = deterministic || plan.elementType != f32 ||
                       hasPermutedUse(op.getGradQuery()) ||
                       convertsBiasGradient(plan);

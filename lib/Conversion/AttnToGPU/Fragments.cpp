@@ -553,13 +553,18 @@ SmallVector<Value> attnfuse::gpu_kernels::transposedDropoutFactors(
 
 SmallVector<Value> attnfuse::gpu_kernels::transposedScoreGradients(
     KB &e, FragmentLayout sl, ArrayRef<Value> p, ArrayRef<Value> dp,
-    ArrayRef<Value> z, ArrayRef<Value> di, ArrayRef<Value> dtds) {
+    ArrayRef<Value> z, ArrayRef<Value> di, ArrayRef<Value> dtds,
+    SmallVectorImpl<Value> *dt) {
   SmallVector<Value> ds(sl.size());
+  if (dt)
+    dt->resize(sl.size());
   for (int64_t n = 0; n < sl.nTiles; ++n)
     for (int64_t i = 0; i < 4; ++i) {
       int64_t at = sl.index(0, n, i);
       Value dpz = z.empty() ? dp[at] : e.fmul(dp[at], z[at]);
       ds[at] = e.fmul(p[at], di.empty() ? dpz : e.fsub(dpz, di[2 * n + i % 2]));
+      if (dt)
+        (*dt)[at] = ds[at];
       if (!dtds.empty())
         ds[at] = e.fmul(ds[at], dtds[at]);
     }

@@ -245,13 +245,12 @@ SmallVector<Value> transposedDropoutFactors(KB &e, AttentionOpInterface op,
                                             Value keyRow, Value q0, Value t2);
 /// dS^T = P^T (dP^T Z - Di) (w.r.t. t: the scale comes with dK and dQ),
 /// times dt/ds where `dtds` is not empty; `z` empty without dropout, `di`
-/// per query column (empty: `dp` is dP^T - Di already).
-SmallVector<Value> transposedScoreGradients(KB &e, FragmentLayout sl,
-                                            ArrayRef<Value> p,
-                                            ArrayRef<Value> dp,
-                                            ArrayRef<Value> z,
-                                            ArrayRef<Value> di,
-                                            ArrayRef<Value> dtds);
+/// per query column (empty: `dp` is dP^T - Di already). `dt`, when given,
+/// receives dT^T, before dt/ds (grad_bias).
+SmallVector<Value> transposedScoreGradients(
+    KB &e, FragmentLayout sl, ArrayRef<Value> p, ArrayRef<Value> dp,
+    ArrayRef<Value> z, ArrayRef<Value> di, ArrayRef<Value> dtds,
+    SmallVectorImpl<Value> *dt = nullptr);
 
 /// grad_bias of transposed fragments (writeBiasGradient): dT^T = P^T (dP^T Z
 /// - Di) (transposedScoreGradients without dt/ds), element 4 n + i at key

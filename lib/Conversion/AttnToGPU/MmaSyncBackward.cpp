@@ -252,19 +252,15 @@ void MmaSyncBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   }
   SmallVector<Value> dp = transposedProduct(vBuf, dOBuf, Dv);
   SmallVector<Value> rowDi = columnValues(diBuf);
-  // (With grad_bias: dT first, written by the slice's first warp, then
-  // times dt/ds.)
+  SmallVector<Value> dt;
   SmallVector<Value> ds = transposedScoreGradients(
-      e, sl, p, dp, z, rowDi,
-      plan.biasGrad ? ArrayRef<Value>() : ArrayRef<Value>(dtds));
-  if (plan.biasGrad) {
+      e, sl, p, dp, z, rowDi, dtds, plan.biasGrad ? &dt : nullptr);
+  // grad_bias by the slice's first warp.
+  if (plan.biasGrad)
     ifThen(e, e.ult(part, e.idx(1)), [&](KB &x) {
-      writeTransposedBiasGradients(x, plan, *this, sl, p, ds, bi, hi, keyRow,
+      writeTransposedBiasGradients(x, plan, *this, sl, p, dt, bi, hi, keyRow,
                                    x.add(q0, t2));
     });
-    for (auto [x, d] : llvm::zip(ds, dtds))
-      x = e.fmul(x, d);
-  }
   // dK += dS^T Q.
   accumulate(ds, qBuf, dkColumn0, D / parts, dK);
 

@@ -98,10 +98,10 @@ int64_t biasGradientBlocks(const KernelPlan &plan) {
 
 /// Emits `rows` for the first elementwiseBlocks blocks and, in the extra
 /// blocks (biasGradientBlocks), `elements` at the indices of the thread's
-/// first grad_bias element (biasGradientVector of them).
+/// first grad_bias element with their count (biasGradientVector).
 void emitWithBiasGradientBlocks(
     const KernelPlan &plan, KB &k, function_ref<void(KB &)> rows,
-    function_ref<void(KB &, ArrayRef<Value>)> elements) {
+    function_ref<void(KB &, ArrayRef<Value>, int64_t)> elements) {
   if (biasGradientBlocks(plan) == 0)
     return rows(k);
   int64_t first = elementwiseBlocks(plan);
@@ -117,7 +117,8 @@ void emitWithBiasGradientBlocks(
   Value thread = e.add(
       e.mul(e.sub(bid, e.idx(first)), e.idx(kSimtBackwardElementwiseThreads)),
       tid);
-  Value linear = e.mul(thread, e.idx(biasGradientVector(plan)));
+  int64_t vector = biasGradientVector(plan);
+  Value linear = e.mul(thread, e.idx(vector));
   ArrayRef<int64_t> shape = cast<ShapedType>(plan.bias.getType()).getShape();
   ifThen(e, e.ult(linear, e.idx(ShapedType::getNumElements(shape))),
          [&](KB &x) {
@@ -128,7 +129,7 @@ void emitWithBiasGradientBlocks(
                             x.remu(x.divu(linear, inner), shape[d]));
              inner *= shape[d];
            }
-           elements(x, indices);
+           elements(x, indices, vector);
          });
 }
 
@@ -631,10 +632,9 @@ void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
   switch (plan.kind) {
   case KernelKind::BackwardPre: {
     KernelArgs args(plan, func.getArguments());
-    int64_t vector = plan.biasGrad ? biasGradientVector(plan) : 1;
     emitWithBiasGradientBlocks(
         plan, k, [&](KB &e) { emitPrePass(plan, args, e); },
-        [&](KB &e, ArrayRef<Value> at) {
+        [&](KB &e, ArrayRef<Value> at, int64_t vector) {
           Value target = biasGradientTarget(args);
           Type elt = cast<MemRefType>(target.getType()).getElementType();
           auto type = VectorType::get({vector}, elt);
@@ -654,10 +654,9 @@ void attnfuse::gpu_kernels::emitSimtBackward(KernelPlan &plan,
     return;
   case KernelKind::BackwardConvert: {
     KernelArgs args(plan, func.getArguments());
-    int64_t vector = plan.biasGrad ? biasGradientVector(plan) : 1;
     emitWithBiasGradientBlocks(
         plan, k, [&](KB &e) { emitConversion(plan, args, e); },
-        [&](KB &e, ArrayRef<Value> at) {
+        [&](KB &e, ArrayRef<Value> at, int64_t vector) {
           auto f32s = VectorType::get({vector}, e.b.getF32Type());
           Value sum = vector::LoadOp::create(e.b, e.loc, f32s,
                                              args.dBiasAccum, at);

@@ -321,16 +321,13 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   if (seed)
     z = transposedDropoutFactors(e, op, seed, sl, bi, hi, keyRow, q0, t2);
   SmallVector<Value> dp = waitGroup(e, unpack(e, dpAcc, BQ / 2), 0);
-  // (With grad_bias: dT first, written, then times dt/ds.)
+  SmallVector<Value> dt;
   SmallVector<Value> ds = transposedScoreGradients(
-      e, sl, p, dp, z, seed ? columnValues(di) : SmallVector<Value>(),
-      plan.biasGrad ? ArrayRef<Value>() : ArrayRef<Value>(dtds));
-  if (plan.biasGrad) {
-    writeTransposedBiasGradients(e, plan, *this, sl, p, ds, bi, hi, keyRow,
+      e, sl, p, dp, z, seed ? columnValues(di) : SmallVector<Value>(), dtds,
+      plan.biasGrad ? &dt : nullptr);
+  if (plan.biasGrad)
+    writeTransposedBiasGradients(e, plan, *this, sl, p, dt, bi, hi, keyRow,
                                  queryColumn0);
-    for (auto [x, d] : llvm::zip(ds, dtds))
-      x = e.fmul(x, d);
-  }
   // The A operands of dV += (P Z)^T dO and dK += dS^T Q (P and dS^T in f32
   // are dead after them).
   SmallVector<Value> pz(p);

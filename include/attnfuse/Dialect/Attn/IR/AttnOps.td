@@ -333,7 +333,9 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [
     dT  = P * (dP - Di)                       (0 where (q, k) is hidden)
     dBias[b', h', q', k'] = sum of dT[b, h, q, k] over the entries that read
                             bias[b', h', q', k'] (the broadcast dimensions)
-    ``` The dropout mask is regenerated from `seed`, so it
+    ```
+
+    The dropout mask is regenerated from `seed`, so it
     is the forward pass's mask. `key_lengths` and `sequence_offsets` hide
     keys as in the forward op; a hidden key's dK and dV are 0.
 
