@@ -164,7 +164,7 @@ def run(path):
             ref = (qf.grad, kf.grad, vf.grad)
             del qf, kf, vf
         flops = 2.5 * 4 * B * H * N * N * D * (0.5 if causal else 1.0)
-        iters = 3 if N >= 4096 else 10
+        iters = 20 if N >= 4096 else 50
         print(f"B={B} H={H} N={N} d={D} bf16 causal={causal}:")
         rows = []
         for variant, kernels, cost in variants:

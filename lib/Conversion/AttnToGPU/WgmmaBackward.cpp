@@ -46,8 +46,10 @@
 //                                          M-major; B: K N-major; by f32
 //                                          vector reductions of column
 //                                          pairs, PTX ISA 8.1)
-//   and frees the stage once dV and dK are done. lse and Di come from
-//   global memory (L1/L2: the threads of a quad's column read the same).
+//   and frees the stage once dV and dK are done. lse and Di of the block's
+//   rows come with its stage (the producer's cp.async, as FA3's TMA copies
+//   of them): read from global memory in the consumers, they stalled each
+//   block's first product.
 //   At the end dK (times the scale) and dV go to global memory in their
 //   element type.
 //
@@ -117,6 +119,17 @@ private:
   /// scf.yield.
   void queryBlock(bool masked, OpBuilder &lb, Location ll, Value hi, Value i,
                   Value qb, ValueRange iter);
+  /// The producer's copies of the lse and Di of query block `q0`'s rows
+  /// (clamped to `lastQuery` when given) into stage `stage`'s rows, one f32
+  /// a thread by cp.async, before the stage's tiles: the thread's arrival
+  /// on the full barrier after them covers them too.
+  void copyRowValues(KB &e, Value hi, Value q0, Value stage, Value lastQuery);
+  /// A consumer thread's lse (kLseRow) or Di (kDiRow) of query columns
+  /// t2 + 8 n + h of the block (n < nQ, h < 2), from stage `stage`'s rows.
+  /// (Loaded where they are used: a consumer thread's registers hold dK
+  /// and dV, 128 at head dims of 128.)
+  static constexpr int64_t kLseRow = 0, kDiRow = 1;
+  SmallVector<Value> rowValues(KB &e, Value stage, int64_t which);
   /// The query blocks of each head: [qbBegin, qbEnd) (count: nqb >= 0);
   /// block qb of group head gi is number gi nqb + qb - qbBegin of the ring.
   Value ringIndex(KB &e, Value gi, Value qb) {
@@ -178,6 +191,7 @@ void WgmmaBackwardKernel::emitProducer(OpBuilder &pb, int64_t registers) {
               });
               Value q0 = e.mul(qb, e.idx(BQ));
               Value full = e.add(e.idx(layout.full()), stage);
+              copyRowValues(e, hi, q0, stage, lastQuery);
               loadTile(e, {Value(), q}, bi, hi, q0, lastQuery, plan.D, layout.q,
                        e.add(e.idx(layout.qOffset()),
                              e.mul(stage, e.idx(layout.aligned(layout.q)))),
@@ -193,6 +207,62 @@ void WgmmaBackwardKernel::emitProducer(OpBuilder &pb, int64_t registers) {
       });
   // No copy outlives the producer.
   NVVM::CpAsyncWaitGroupOp::create(pb, loc, 0);
+}
+
+void WgmmaBackwardKernel::copyRowValues(KB &e, Value hi, Value q0,
+                                        Value stage, Value lastQuery) {
+  // lse and Di are [B, Hq, Nq] f32 of any static strides: the element's
+  // address from its base pointer and the strides.
+  auto address = [&](Value buffer, Value query) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(cast<MemRefType>(buffer.getType())
+                   .getStridesAndOffset(strides, offset)))
+      llvm_unreachable("lse and Di have static strides");
+    Value index = e.idx(offset);
+    Value at[] = {bi, hi, query};
+    for (int64_t i = 0; i < 3; ++i)
+      index = e.add(index, e.mul(at[i], e.idx(strides[i])));
+    Value base =
+        memref::ExtractAlignedPointerAsIndexOp::create(e.b, e.loc, buffer);
+    return e.add(base, e.mul(index, e.idx(4)));
+  };
+  assert(2 * BQ == kProducerThreads && "a row value a producer thread");
+  Value isDi = e.ult(e.idx(BQ - 1), tid);
+  Value column = e.remu(tid, BQ);
+  Value query = e.add(q0, column);
+  if (lastQuery)
+    query = e.min(query, lastQuery);
+  Value src = e.select(isDi, address(di, query), address(lse, query));
+  Value global = LLVM::AddrSpaceCastOp::create(
+      e.b, e.loc, LLVM::LLVMPointerType::get(e.b.getContext(), 1),
+      pointerAt(e, src, 0));
+  Value dst = e.add(
+      e.add(bufAddress,
+            e.add(e.idx(layout.rowsOffset()),
+                  e.mul(stage, e.idx(layout.rowsBytes())))),
+      e.mul(tid, e.idx(4)));
+  NVVM::CpAsyncOp::create(e.b, e.loc, pointerAt(e, dst, 3), global,
+                          /*size=*/4,
+                          NVVM::LoadCacheModifierKind::CA, Value());
+}
+
+SmallVector<Value> WgmmaBackwardKernel::rowValues(KB &e, Value stage,
+                                                  int64_t which) {
+  Value row = e.add(
+      e.add(bufAddress, e.add(e.idx(layout.rowsOffset() + which * 4 * BQ),
+                              e.mul(stage, e.idx(layout.rowsBytes())))),
+      e.mul(t2, e.idx(4)));
+  auto pairType = VectorType::get({2}, e.b.getF32Type());
+  SmallVector<Value> values;
+  for (int64_t n = 0; n < BQ / 8; ++n) {
+    Value pair = LLVM::LoadOp::create(
+        e.b, e.loc, pairType, pointerAt(e, e.add(row, e.idx(32 * n)), 3),
+        /*align=*/8);
+    for (int64_t h = 0; h < 2; ++h)
+      values.push_back(vector::ExtractOp::create(e.b, e.loc, pair, h));
+  }
+  return values;
 }
 
 void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
@@ -236,18 +306,6 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   auto clampQuery = [&](Value query) {
     return queryTail ? e.min(query, e.idx(plan.Nq - 1)) : query;
   };
-  // lse and Di per query column, loaded where they are used (a consumer
-  // thread's registers hold dK and dV: 128 at head dims of 128).
-  auto columnValues = [&](Value buffer) {
-    SmallVector<Value> values;
-    for (int64_t n = 0; n < nQ; ++n)
-      for (int64_t h = 0; h < 2; ++h)
-        values.push_back(memref::LoadOp::create(
-            lb, ll, buffer,
-            ValueRange{bi, hi,
-                       clampQuery(e.add(queryColumn0, e.idx(8 * n + h)))}));
-    return values;
-  };
   // Per-column starting accumulators (from -Di and -lse / scale).
   auto columnAccumulators = [&](ArrayRef<Value> columns) -> Value {
     Value acc = LLVM::UndefOp::create(lb, ll, f32Struct(ctx, BQ / 2));
@@ -264,7 +322,7 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   const bool foldLse = !elementwise && opScale != 0.0;
   Value sInit;
   if (foldLse) {
-    SmallVector<Value> lseColumns = columnValues(lse);
+    SmallVector<Value> lseColumns = rowValues(e, stage, kLseRow);
     foldedLogSumExp(e, opScale, lseColumns);
     sInit = columnAccumulators(lseColumns);
   }
@@ -296,7 +354,7 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   // dropout (dP^T Z - Di) the product starts from zero.
   Value dpInit;
   if (!seed) {
-    SmallVector<Value> diColumns = columnValues(di);
+    SmallVector<Value> diColumns = rowValues(e, stage, kDiRow);
     for (Value &d : diColumns)
       d = arith::NegFOp::create(lb, ll, d);
     dpInit = columnAccumulators(diColumns);
@@ -308,7 +366,7 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   SmallVector<Value> s = waitGroup(e, unpack(e, sAcc, BQ / 2), 1);
   SmallVector<Value> negLse;
   if (!foldLse) {
-    negLse = columnValues(lse);
+    negLse = rowValues(e, stage, kLseRow);
     negateLogSumExp(e, negLse);
   }
   SmallVector<Value> dtds;
@@ -323,7 +381,7 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   SmallVector<Value> dp = waitGroup(e, unpack(e, dpAcc, BQ / 2), 0);
   SmallVector<Value> dt;
   SmallVector<Value> ds = transposedScoreGradients(
-      e, sl, p, dp, z, seed ? columnValues(di) : SmallVector<Value>(), dtds,
+      e, sl, p, dp, z, seed ? rowValues(e, stage, kDiRow) : SmallVector<Value>(), dtds,
       plan.biasGrad ? &dt : nullptr);
   if (plan.biasGrad)
     writeTransposedBiasGradients(e, plan, *this, sl, p, dt, bi, hi, keyRow,

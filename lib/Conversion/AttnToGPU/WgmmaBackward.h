@@ -23,7 +23,8 @@ std::string getWgmmaBackwardUnsupportedReason(const KernelPlan &plan);
 
 /// The backward's dynamic shared memory: 1024 bytes of slack to align the
 /// tiles, the K and V tiles of the key block, the stages of the Q and dO
-/// tiles, each consumer warpgroup's dS^T tile, then the mbarriers.
+/// tiles, each consumer warpgroup's dS^T tile, the stages' lse and Di rows
+/// (f32, the query block's), then the mbarriers.
 struct WgmmaBackwardLayout {
   TileLayout k, v, q, dO, ds;
   int64_t stages, consumers;
@@ -35,9 +36,12 @@ struct WgmmaBackwardLayout {
   int64_t qOffset() const { return vOffset() + aligned(v); }
   int64_t dOOffset() const { return qOffset() + stages * aligned(q); }
   int64_t dsOffset() const { return dOOffset() + stages * aligned(dO); }
+  /// Stage s's lse (then Di) of the query block's rows: f32, BQ each.
+  int64_t rowsOffset() const { return dsOffset() + consumers * aligned(ds); }
+  int64_t rowsBytes() const { return 2 * 4 * q.lines; }
   /// The mbarriers (8 bytes each), by index: K/V full, then the full and
   /// the empty barrier of each Q/dO stage.
-  int64_t barrierOffset() const { return dsOffset() + consumers * aligned(ds); }
+  int64_t barrierOffset() const { return rowsOffset() + stages * rowsBytes(); }
   int64_t kvFull() const { return 0; }
   int64_t full() const { return 1; }
   int64_t empty() const { return 1 + stages; }

@@ -57,6 +57,14 @@ Value attnfuse::gpu_kernels::toI32(KB &e, Value v) {
   return arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI32Type(), v);
 }
 
+Value attnfuse::gpu_kernels::pointerAt(KB &e, Value address,
+                                       unsigned space) {
+  Value i64 = arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(),
+                                           address);
+  return LLVM::IntToPtrOp::create(
+      e.b, e.loc, LLVM::LLVMPointerType::get(e.b.getContext(), space), i64);
+}
+
 void attnfuse::gpu_kernels::proxyFence(KB &e) {
   NVVM::FenceProxyOp::create(
       e.b, e.loc, NVVM::ProxyKind::async_shared,
@@ -210,10 +218,7 @@ Value WgmmaBlocks::barrierAddress(KB &e, Value index) {
 }
 
 Value WgmmaBlocks::barrier(KB &e, Value index) {
-  Value i64 = arith::IndexCastUIOp::create(e.b, e.loc, e.b.getI64Type(),
-                                           barrierAddress(e, index));
-  return LLVM::IntToPtrOp::create(
-      e.b, e.loc, LLVM::LLVMPointerType::get(e.b.getContext(), 3), i64);
+  return pointerAt(e, barrierAddress(e, index), 3);
 }
 
 void WgmmaBlocks::initBarrier(KB &e, int64_t index, int64_t count) {

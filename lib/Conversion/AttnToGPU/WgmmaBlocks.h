@@ -100,6 +100,9 @@ Value i32Constant(KB &e, int64_t v);
 /// An index as i32 (instruction operands: barrier ids, coordinates,
 /// 32-bit shared-memory addresses).
 Value toI32(KB &e, Value v);
+/// The address `address` (an index) as an LLVM pointer of address space
+/// `space` (0 generic, 3 shared).
+Value pointerAt(KB &e, Value address, unsigned space);
 /// fence.proxy.async.shared::cta: this thread's generic-proxy writes
 /// (cp.async, stores) before the tensor cores' (or TMA's) async-proxy
 /// reads.

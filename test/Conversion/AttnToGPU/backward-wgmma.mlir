@@ -4,7 +4,8 @@
 // dQ conversion around the wgmma backward, one CTA per (key block of 2
 // consumer warpgroups x 64 keys, batch * KV head): grid (ceil(130 / 128),
 // 2 * 2), 384 threads (the producer warpgroup first). The producer loads K,
-// V and the Q, dO stages by cp.async into swizzled tiles (mbarriers); the
+// V and the Q, dO stages (with their rows' lse and Di) by cp.async into
+// swizzled tiles (mbarriers); the
 // consumers compute S^T and dP^T (wgmma, both operands from shared memory;
 // dP^T onto -Di), dV and dK (A: P^T and dS^T in registers, B N-major) and
 // dQ in turns (query block i: warpgroup i mod 2, over the CTA's 128 keys;
@@ -30,7 +31,7 @@
 // The host plan on the stand-in driver: the launches, grids, blocks and the
 // backward's dynamic shared memory (1024 of alignment slack; K, V: 128 x
 // 128 bytes each; Q, dO: 2 stages x 64 x 128; dS^T: 2 warpgroups x 64 x
-// 128; 5 mbarriers).
+// 128; lse and Di of each stage's 64 query rows: 2 x 2 x 256; 5 mbarriers).
 // RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --target=cuda --check=none --pipeline-options=mma=wgmma 2>&1 | FileCheck %s --check-prefix=MOCK
 
 // CHECK-NOT: remark
@@ -46,10 +47,12 @@
 // CHECK-SAME: attn.args = ["q", "k", "v", "do", "lse", "di", "dq_accum", "dk", "dv"]
 // CHECK-SAME: attn.block = array<i64: 384, 1, 1>
 // CHECK-SAME: attn.config = array<i64: 64, 128, 1, 64>
-// CHECK-SAME: attn.dynamic_shared = 82984 : i64
+// CHECK-SAME: attn.dynamic_shared = 84008 : i64
 // CHECK-SAME: attn.family = "wgmma", attn.grid = array<i64: 2, 4, 1>
 // CHECK-SAME: nvvm.minctasm = 1 : i32
 // CHECK: nvvm.setmaxregister {{ *}}decrease 40
+// The stage's lse and Di rows (f32, one a producer thread), then its tiles.
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 4, cache = ca
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.setmaxregister {{ *}}increase 232
@@ -88,7 +91,7 @@
 // SM80-SAME: attn.family = "mma_sync"
 
 // MOCK: mock-cuda: launch attn_fwd_0_bwd_pre grid=25,1,1 block=256,1,1 shared=0
-// MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=2,4,1 block=384,1,1 shared=82984
+// MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd grid=2,4,1 block=384,1,1 shared=84008
 // MOCK-NEXT: mock-cuda: launch attn_fwd_0_bwd_dq grid=200,1,1 block=256,1,1 shared=0
 // MOCK: check=none: RAN
 func.func @f(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x2x130x64xbf16>, %v: tensor<2x2x130x64xbf16>,
