@@ -3,7 +3,7 @@
 and, where it is importable, FlashAttention-4 (flash_attn.cute), in one
 process, in turns.
 
-    PYTHONPATH=bundle/python python3 bench/bench_training.py [--quick]
+    PYTHONPATH=bundle/python python3 bench/bench_training.py [--quick | --grid]
         [--softcap CAP] [--max-head-dim D] [--no-deterministic]
 
 Per shape (the training issue's rows: bf16, [B, H, N, D]): the time of one
@@ -37,6 +37,12 @@ SHAPES = [  # B, Hq, Hkv, N, d, causal
     (1, 32, 8, 8192, 128, True),  # GQA 32/8
 ]
 QUICK = [(2, 8, 8, 1024, 64, False), (2, 8, 8, 1024, 128, True)]
+# The training issue's grid (--grid): d in {64, 128, 256}, N in {1k, 4k,
+# 16k}, causal and not, 16k tokens of hidden size 2048 (B = 16k / N,
+# H = 2048 / d), and the GQA row.
+GRID = [(16384 // n, 2048 // d, 2048 // d, n, d, causal)
+        for d in (64, 128, 256) for n in (1024, 4096, 16384)
+        for causal in (False, True)] + [(1, 32, 8, 8192, 128, True)]
 
 
 def peers(softcap):
@@ -97,6 +103,8 @@ def _add_fa4(impls):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--grid", action="store_true",
+                    help="the training issue's grid of shapes (GRID)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--softcap", type=float, default=0.0)
     ap.add_argument("--max-head-dim", type=int, default=256,
@@ -113,7 +121,8 @@ def main():
     fa4_kw = {"softcap": args.softcap} if args.softcap else {}
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; "
           f"FA4 {'present' if fa4 else 'not importable here'}")
-    for (b, hq, hkv, n, d, causal) in (QUICK if args.quick else SHAPES):
+    for (b, hq, hkv, n, d, causal) in (QUICK if args.quick else
+                                       GRID if args.grid else SHAPES):
         if d > args.max_head_dim:
             continue
         g = torch.Generator(device="cuda").manual_seed(0)

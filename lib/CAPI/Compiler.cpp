@@ -389,11 +389,6 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
                   UnitAttr::get(&ctx));
   }
 
-  PassManager pm(&ctx, ModuleOp::getOperationName(),
-                 OpPassManager::Nesting::Implicit);
-  // The kernels' attributes, read between the two halves of the CUDA
-  // pipeline (the binaries keep none).
-  attnfuse::KernelAttributeTable kernelAttributes;
   if (options.pipeline.empty() && options.target == AttnfuseTargetCUDA) {
     attnfuse::GPUPipelineOptions pipelineOptions;
     if (!options.kernelOptions.empty()) {
@@ -407,45 +402,48 @@ void compile(Compilation &c, llvm::StringRef source, const Options &options) {
     }
     if (!options.chip.empty())
       pipelineOptions.chip = options.chip;
-    pipelineOptions.format = "bin";
-    PassManager kernelsPM(&ctx, ModuleOp::getOperationName(),
-                          OpPassManager::Nesting::Implicit);
-    attnfuse::buildAttnGPUKernelsPipeline(kernelsPM, pipelineOptions);
-    if (failed(kernelsPM.run(*module)))
+    FailureOr<std::vector<attnfuse::GPUKernel>> kernels =
+        attnfuse::compileForCuda(*module, pipelineOptions);
+    if (failed(kernels))
       return;
-    kernelAttributes = attnfuse::collectKernelAttributes(*module);
-    attnfuse::buildAttnGPUBinaryPipeline(pm, pipelineOptions);
-  } else if (options.pipeline.empty()) {
-    attnfuse::CPUPipelineOptions pipelineOptions;
-    pipelineOptions.naive = options.naive;
-    pipelineOptions.blockQ = options.blockQ;
-    pipelineOptions.blockK = options.blockK;
-    attnfuse::buildAttnLowerToCPUPipeline(pm, pipelineOptions);
-    c.ownsResults = true;
+    c.kernels = std::move(*kernels);
   } else {
-    registerPassesOnce();
-    std::string message;
-    llvm::raw_string_ostream os(message);
-    // An anchored pipeline `builtin.module(...)` is the same as its body run
-    // on the module; any other text is a pass list run on the module.
-    llvm::StringRef pipeline = llvm::StringRef(options.pipeline).trim();
-    if (pipeline.starts_with("builtin.module(") && pipeline.ends_with(")"))
-      pipeline = pipeline.drop_front(strlen("builtin.module(")).drop_back();
-    if (failed(parsePassPipeline(pipeline, pm, os))) {
-      // The parser's first line, without its "<buffer>:1:1: error: " prefix.
-      llvm::StringRef reason = llvm::StringRef(message).split('\n').first;
-      size_t prefix = reason.find("error: ");
-      if (prefix != llvm::StringRef::npos)
-        reason = reason.drop_front(prefix + strlen("error: "));
-      error("invalid pass pipeline '" + options.pipeline + "': " + reason);
-      return;
+    PassManager pm(&ctx, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    if (options.pipeline.empty()) {
+      attnfuse::CPUPipelineOptions pipelineOptions;
+      pipelineOptions.naive = options.naive;
+      pipelineOptions.blockQ = options.blockQ;
+      pipelineOptions.blockK = options.blockK;
+      attnfuse::buildAttnLowerToCPUPipeline(pm, pipelineOptions);
+      c.ownsResults = true;
+    } else {
+      registerPassesOnce();
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      // An anchored pipeline `builtin.module(...)` is the same as its body
+      // run on the module; any other text is a pass list run on the module.
+      llvm::StringRef pipeline = llvm::StringRef(options.pipeline).trim();
+      if (pipeline.starts_with("builtin.module(") && pipeline.ends_with(")"))
+        pipeline = pipeline.drop_front(strlen("builtin.module(")).drop_back();
+      if (failed(parsePassPipeline(pipeline, pm, os))) {
+        // The parser's first line, without its "<buffer>:1:1: error: "
+        // prefix.
+        llvm::StringRef reason = llvm::StringRef(message).split('\n').first;
+        size_t prefix = reason.find("error: ");
+        if (prefix != llvm::StringRef::npos)
+          reason = reason.drop_front(prefix + strlen("error: "));
+        error("invalid pass pipeline '" + options.pipeline + "': " + reason);
+        return;
+      }
     }
+    if (failed(pm.run(*module)))
+      return;
+    // (A pipeline of the caller's that makes cubins.)
+    c.kernels = attnfuse::collectGPUKernels(*module);
   }
-  if (failed(pm.run(*module)))
-    return;
 
   llvm::raw_string_ostream(c.ir) << *module;
-  c.kernels = attnfuse::collectGPUKernels(*module, kernelAttributes);
   for (const attnfuse::GPUKernel &kernel : c.kernels)
     c.tensorMapsJSON.push_back(attnfuse::tensorMapsToJSON(kernel.tensorMaps));
 

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstring>
@@ -121,4 +122,25 @@ attnfuse::collectGPUKernels(ModuleOp module,
     kernels.push_back(std::move(kernel));
   });
   return kernels;
+}
+
+FailureOr<std::vector<attnfuse::GPUKernel>> attnfuse::compileForCuda(
+    ModuleOp module, GPUPipelineOptions &options,
+    function_ref<LogicalResult(ModuleOp)> afterKernels) {
+  options.format = "bin";
+  PassManager kernels(module.getContext(), ModuleOp::getOperationName(),
+                      OpPassManager::Nesting::Implicit);
+  buildAttnGPUKernelsPipeline(kernels, options);
+  if (failed(kernels.run(module)))
+    return failure();
+  if (afterKernels && failed(afterKernels(module)))
+    return failure();
+  // The binaries keep no attributes: read them first.
+  KernelAttributeTable attributes = collectKernelAttributes(module);
+  PassManager binaries(module.getContext(), ModuleOp::getOperationName(),
+                       OpPassManager::Nesting::Implicit);
+  buildAttnGPUBinaryPipeline(binaries, options);
+  if (failed(binaries.run(module)))
+    return failure();
+  return collectGPUKernels(module, attributes);
 }

@@ -376,37 +376,33 @@ attnfuse_run::executeOnCuda(ModuleOp input, StringRef entry,
   // Everything the function computes becomes kernels: the attention ops
   // (fused, or the naive lowering) and the linalg ops around them; what is
   // left on the host is reported by readPlan.
-
-  // The launch plan, from the bufferized host code once the kernels are
-  // outlined (the first half of the pipeline).
   attnfuse::GPUPipelineOptions options;
   if (failed(options.parseFromString(pipelineOptions)))
     return llvm::createStringError("invalid --pipeline-options for the GPU "
                                    "pipeline");
   options.naive = naive;
-  options.format = "bin";
   StringRef pipelineName = naive ? "attn-lower-to-nvvm-pipeline{naive=true}"
                                  : "attn-lower-to-nvvm-pipeline";
-  PassManager kernelsPM(module.getContext());
-  attnfuse::buildAttnGPUKernelsPipeline(kernelsPM, options);
-  if (failed(kernelsPM.run(module)))
+  // The launch plan, from the bufferized host code once the kernels are
+  // outlined (between the pipeline's two halves).
+  std::optional<Plan> plan;
+  llvm::Error planError = llvm::Error::success();
+  FailureOr<std::vector<attnfuse::GPUKernel>> compiled =
+      attnfuse::compileForCuda(module, options, [&](ModuleOp kernelsModule) {
+        llvm::Expected<Plan> read =
+            readPlan(kernelsModule.lookupSymbol<func::FuncOp>(entry));
+        if (!read) {
+          planError = read.takeError();
+          return failure();
+        }
+        plan = std::move(*read);
+        return success();
+      });
+  if (planError)
+    return std::move(planError);
+  if (failed(compiled))
     return llvm::createStringError(pipelineName + " failed");
-  llvm::Expected<Plan> plan =
-      readPlan(module.lookupSymbol<func::FuncOp>(entry));
-  if (!plan)
-    return plan.takeError();
-
-  // The kernels' tensor maps and names (the binaries keep no attributes).
-  attnfuse::KernelAttributeTable attributes =
-      attnfuse::collectKernelAttributes(module);
-
-  // The cubins: the second half of the pipeline.
-  PassManager binaryPM(module.getContext());
-  attnfuse::buildAttnGPUBinaryPipeline(binaryPM, options);
-  if (failed(binaryPM.run(module)))
-    return llvm::createStringError(pipelineName + " failed");
-  std::vector<attnfuse::GPUKernel> kernels =
-      attnfuse::collectGPUKernels(module, attributes);
+  std::vector<attnfuse::GPUKernel> &kernels = *compiled;
   if (kernels.size() != plan->launches.size())
     return llvm::createStringError("the pipeline produced " +
                                    llvm::Twine(kernels.size()) +

@@ -2,7 +2,10 @@
 #ifndef ATTNFUSE_EXECUTIONENGINE_GPUKERNELS_H
 #define ATTNFUSE_EXECUTIONENGINE_GPUKERNELS_H
 
+#include "attnfuse/Pipelines/Pipelines.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
@@ -75,6 +78,18 @@ struct GPUKernel {
 std::vector<GPUKernel>
 collectGPUKernels(mlir::ModuleOp module,
                   const KernelAttributeTable &attributes = {});
+
+/// Compiles `module` for CUDA as attn-lower-to-nvvm-pipeline with
+/// `options` does, to cubins (it sets format=bin), in the pipeline's two halves:
+/// the kernels (buildAttnGPUKernelsPipeline: gpu.launch_func ops on the
+/// host, gpu.func kernels with their attributes), then `afterKernels` where
+/// given (a launcher reads its host plan from the outlined launches) and the
+/// kernels' attributes, then the binaries (buildAttnGPUBinaryPipeline). The
+/// kernels (collectGPUKernels), or failure after diagnostics on the module's
+/// context. The one compile-for-CUDA sequence of the C API and attnfuse-run.
+mlir::FailureOr<std::vector<GPUKernel>> compileForCuda(
+    mlir::ModuleOp module, GPUPipelineOptions &options,
+    llvm::function_ref<mlir::LogicalResult(mlir::ModuleOp)> afterKernels = {});
 
 } // namespace attnfuse
 
