@@ -398,12 +398,26 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     dsOps.append(transposedOperands(e, elt, sl, ds, ks));
   }
 
-  // dS^T into the warpgroup's tile (lines 16 warp + g + 8 r, columns
-  // 8 n + 2t), once the last block's dQ product, which read every
-  // warpgroup's tile, is done: the warpgroup that issued it syncs its own
-  // warps, the others wait for its arrival.
+  // dQ's column chunks (a panel of K's tile when it holds 64 columns):
+  // chunk c of query block i is warpgroup (i + c) mod W's. With a chunk per
+  // warpgroup (Dqk = 128: FlashAttention-3's split of dQ's columns) every
+  // warpgroup multiplies one every block; with one chunk they take turns.
   const int64_t W = consumers(), consumerThreads = 128 * W;
+  const int64_t chunk = D > 64 && D % 64 == 0 && layout.k.panel == 128 ? 64 : D;
+  const int64_t chunks = D / chunk;
+  assert((chunks == 1 || chunks % W == 0) && "dQ's chunks: one, or W's");
+  const bool everyBlock = chunks % W == 0;
+
+  // dS^T into the warpgroup's tile (lines 16 warp + g + 8 r, columns
+  // 8 n + 2t), once the last block's dQ products, which read every
+  // warpgroup's tile, are done: where every warpgroup multiplied, all meet
+  // at the barrier; in turns, the warpgroup that did syncs its own warps,
+  // the others wait for its arrival.
   ifThen(e, e.ult(e.idx(0), i), [&](KB &y) {
+    if (everyBlock) {
+      syncNamedBarrier(y, y.idx(dsFreeBarrier()), consumerThreads);
+      return;
+    }
     Value previous = y.remu(y.sub(i, y.idx(1)), W);
     Value wasMine = arith::CmpIOp::create(y.b, y.loc,
                                           arith::CmpIPredicate::eq, previous,
@@ -448,43 +462,24 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   // proxy.
   proxyFence(e);
 
-  // dQ (BQ x Dqk) += scale dS K over the CTA's keys, by warpgroup i mod W
-  // (in turns: one f32 addition per element and CTA, not per warpgroup),
-  // once every warpgroup stored its dS^T tile; the others free the stage
-  // as soon as their dV and dK are done and go on.
-  SmallVector<Type> accTypes(dK.size() + dV.size(), lb.getF32Type());
-  Value isMine = arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::eq,
-                                       e.remu(i, W), wg);
-  auto turn = scf::IfOp::create(lb, ll, accTypes, isMine,
-                                /*withElseRegion=*/true);
-  // (Each branch waits for dK and dV and yields them.)
-  auto yieldAccumulators = [&](KB &x, ArrayRef<Value> k, ArrayRef<Value> v) {
-    SmallVector<Value> out(k);
-    out.append(v.begin(), v.end());
-    scf::YieldOp::create(x.b, x.loc, out);
-  };
-  {
-    OpBuilder eb = turn.getElseBodyBuilder();
-    KB x{eb, ll};
-    arriveNamedBarrier(x, x.idx(dsWrittenBarrier()), consumerThreads);
-    SmallVector<Value> v = waitGroup(x, dV, 0);
-    SmallVector<Value> k = waitGroup(x, dK, 0);
-    arriveBarrier(x, x.add(x.idx(layout.empty()), stage));
-    yieldAccumulators(x, k, v);
-  }
-  OpBuilder tb = turn.getThenBodyBuilder();
-  KB x{tb, ll};
-  syncNamedBarrier(x, x.idx(dsWrittenBarrier()), consumerThreads);
-  // In column chunks (a panel of K's tile when it holds 64 columns); the
-  // k-steps walk the warpgroups' dS^T tiles and K's rows together.
-  const int64_t chunk = D > 64 && D % 64 == 0 && layout.k.panel == 128 ? 64 : D;
+  // dQ (BQ x Dqk) += scale dS K over the CTA's keys, chunk by chunk (one
+  // f32 addition per element and CTA, not per warpgroup), once every
+  // warpgroup stored its dS^T tile. A warpgroup frees the stage once its
+  // dV and dK are done; in turns, the others go on at once.
   const double scale = backwardGradientScale(plan.op);
   const FragmentLayout ql{1, chunk / 8};
-  for (int64_t c = 0; c < D / chunk; ++c) {
-    Value acc = LLVM::UndefOp::create(tb, ll, f32Struct(ctx, chunk / 2));
-    Value kChunk = advance(x, kN, x.idx(c * chunk * 2 / layout.k.panel *
-                                        layout.k.panelStride()));
-    NVVM::WgmmaFenceAlignedOp::create(tb, ll);
+  // Chunk `c` (an index) of dQ; the warpgroup's first of the block
+  // (`first`) waits for dK and dV (`k`, `v`: the issued products, then
+  // their values) and frees the stage once its product is issued.
+  auto addChunk = [&](KB &x, Value c, bool first, SmallVector<Value> &k,
+                      SmallVector<Value> &v) {
+    Value acc = LLVM::UndefOp::create(x.b, x.loc, f32Struct(ctx, chunk / 2));
+    Value kChunk =
+        advance(x, kN,
+                x.mul(c, x.idx(chunk * 2 / layout.k.panel *
+                               layout.k.panelStride())));
+    NVVM::WgmmaFenceAlignedOp::create(x.b, x.loc);
+    // The k-steps walk the warpgroups' dS^T tiles and K's rows together.
     for (int64_t ks = 0; ks < 4 * W; ++ks)
       acc = wgmmaShared(
           x, acc,
@@ -493,17 +488,19 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
                         layout.ds.kStepOffset(ks % 4, true))),
           advance(x, kChunk, x.idx(layout.k.kStepOffset(ks, true))), chunk,
           /*first=*/ks == 0, /*mMajorA=*/true, /*nMajorB=*/true);
-    NVVM::WgmmaGroupSyncAlignedOp::create(tb, ll);
-    if (c == 0) {
+    NVVM::WgmmaGroupSyncAlignedOp::create(x.b, x.loc);
+    if (first) {
       // Every product reading Q and dO is done: the stage is free.
-      dV = waitGroup(x, dV, 0);
-      dK = waitGroup(x, dK, 0);
+      v = waitGroup(x, v, 0);
+      k = waitGroup(x, k, 0);
     }
     SmallVector<Value> dq = waitGroup(x, unpack(x, acc, chunk / 2), 0);
-    if (c == 0)
+    if (first)
       arriveBarrier(x, x.add(x.idx(layout.empty()), stage));
     // Rows q0 + 16 warp + g + 8 r (line + 8 r), columns c chunk + 8 n + 2t
     // + h.
+    Value dqAddress =
+        memref::ExtractAlignedPointerAsIndexOp::create(x.b, x.loc, dqAccum);
     for (int64_t r = 0; r < 2; ++r) {
       Value row = x.add(q0, x.add(line, x.idx(8 * r)));
       // Each thread's two adjacent columns by one red.global.add.v2.f32
@@ -511,14 +508,13 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       // n-tiles at immediate offsets: a 64-bit address per n-tile made
       // ptxas spill 736 bytes instead of 160 at d = 128 causal.
       auto add = [&](KB &y) {
-        Value dqAddress =
-            memref::ExtractAlignedPointerAsIndexOp::create(y.b, y.loc, dqAccum);
         Value rowBytes = y.mul(
             y.add(y.mul(y.add(y.mul(bi, y.idx(plan.Hq)), hi), y.idx(plan.Nq)),
                   row),
             y.idx(4 * D));
-        Value bytes =
-            y.add(rowBytes, y.mul(y.add(y.idx(c * chunk), t2), y.idx(4)));
+        Value bytes = y.add(
+            rowBytes,
+            y.mul(y.add(y.mul(c, y.idx(chunk)), t2), y.idx(4)));
         SmallVector<Value> operands{arith::IndexCastUIOp::create(
             y.b, y.loc, y.b.getI64Type(), y.add(dqAddress, bytes))};
         std::string asmText = "{\n.reg .b64 a;\ncvta.to.global.u64 a, $0;\n";
@@ -541,7 +537,42 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
       else
         add(x);
     }
+  };
+
+  SmallVector<Type> accTypes(dK.size() + dV.size(), lb.getF32Type());
+  auto yieldAccumulators = [&](KB &x, ArrayRef<Value> k, ArrayRef<Value> v) {
+    SmallVector<Value> out(k);
+    out.append(v.begin(), v.end());
+    scf::YieldOp::create(x.b, x.loc, out);
+  };
+  if (everyBlock) {
+    // Chunks c ≡ wg - i (mod W).
+    syncNamedBarrier(e, e.idx(dsWrittenBarrier()), consumerThreads);
+    Value c0 = e.remu(e.sub(e.add(wg, e.idx(W)), e.remu(i, W)), W);
+    for (int64_t j = 0; j < chunks / W; ++j)
+      addChunk(e, e.add(c0, e.idx(j * W)), /*first=*/j == 0, dK, dV);
+    yieldAccumulators(e, dK, dV);
+    return;
   }
+  Value isMine = arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::eq,
+                                       e.remu(i, W), wg);
+  auto turn = scf::IfOp::create(lb, ll, accTypes, isMine,
+                                /*withElseRegion=*/true);
+  // (Each branch waits for dK and dV and yields them.)
+  {
+    OpBuilder eb = turn.getElseBodyBuilder();
+    KB x{eb, ll};
+    arriveNamedBarrier(x, x.idx(dsWrittenBarrier()), consumerThreads);
+    SmallVector<Value> v = waitGroup(x, dV, 0);
+    SmallVector<Value> k = waitGroup(x, dK, 0);
+    arriveBarrier(x, x.add(x.idx(layout.empty()), stage));
+    yieldAccumulators(x, k, v);
+  }
+  OpBuilder tb = turn.getThenBodyBuilder();
+  KB x{tb, ll};
+  syncNamedBarrier(x, x.idx(dsWrittenBarrier()), consumerThreads);
+  for (int64_t c = 0; c < chunks; ++c)
+    addChunk(x, x.idx(c), /*first=*/c == 0, dK, dV);
   // The next block's dS^T stores may begin (none after the CTA's last).
   ifThen(x, x.ult(x.add(i, x.idx(1)), x.mul(x.idx(plan.G), nqb)), [&](KB &y) {
     arriveNamedBarrier(y, y.idx(dsFreeBarrier()), consumerThreads);
