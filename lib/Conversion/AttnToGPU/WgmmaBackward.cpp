@@ -398,15 +398,17 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     dsOps.append(transposedOperands(e, elt, sl, ds, ks));
   }
 
-  // dQ's column chunks (a panel of K's tile when it holds 64 columns):
-  // chunk c of query block i is warpgroup (i + c) mod W's. With a chunk per
-  // warpgroup (Dqk = 128: FlashAttention-3's split of dQ's columns) every
-  // warpgroup multiplies one every block; with one chunk they take turns.
+  // dQ's column chunks (a panel of K's tile when it holds 64 columns).
+  // With dq-column-split and a chunk per warpgroup (Dqk = 128:
+  // FlashAttention-3's split of dQ's columns), chunk c of query block i is
+  // warpgroup (i + c) mod W's and every warpgroup multiplies one every
+  // block; otherwise the warpgroups take turns, all of block i's chunks by
+  // warpgroup i mod W (ncu, H100: the one whose turn it is waits 8.6% of
+  // the samples for the other's dS^T tile, late by its own last turn).
   const int64_t W = consumers(), consumerThreads = 128 * W;
   const int64_t chunk = D > 64 && D % 64 == 0 && layout.k.panel == 128 ? 64 : D;
   const int64_t chunks = D / chunk;
-  assert((chunks == 1 || chunks % W == 0) && "dQ's chunks: one, or W's");
-  const bool everyBlock = chunks % W == 0;
+  const bool everyBlock = plan.cfg.dqColumnSplit && chunks % W == 0;
 
   // dS^T into the warpgroup's tile (lines 16 warp + g + 8 r, columns
   // 8 n + 2t), once the last block's dQ products, which read every

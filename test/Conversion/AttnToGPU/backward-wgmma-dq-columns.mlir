@@ -1,15 +1,18 @@
-// The wgmma backward at Dqk = 128: dQ's two column chunks of 64 are split
-// between the two consumer warpgroups every query block (chunk c of block
-// i: warpgroup (i + c) mod 2; FlashAttention-3's split of dQ's columns),
-// not taken in turns (backward-wgmma.mlir, Dqk = 64: one chunk). Both
-// warpgroups sync at named barrier 3 (every dS^T tile stored) and, before
-// the next block's dS^T stores, at 4 (every chunk's product done): no
-// bar.arrive. Causal with tails, GQA.
-// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.mlir
-// RUN: attnfuse-opt %s --convert-attn-to-gpu -o %t.stage1.mlir
+// The wgmma backward at Dqk = 128 with dq-column-split: dQ's two column
+// chunks of 64 are split between the two consumer warpgroups every query
+// block (chunk c of block i: warpgroup (i + c) mod 2; FlashAttention-3's
+// split of dQ's columns), not taken in turns (the default: TURNS;
+// backward-wgmma.mlir). Both warpgroups sync at named barrier 3 (every
+// dS^T tile stored) and, before the next block's dS^T stores, at 4 (every
+// chunk's product done): no bar.arrive. Causal with tails, GQA.
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa dq-column-split=true" -o %t.mlir
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=dq-column-split=true -o %t.stage1.mlir
 // RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.mlir %t
 // RUN: FileCheck %s < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: attnfuse-opt %s --attn-lower-to-nvvm-pipeline="format=isa" -o %t.turns.mlir
+// RUN: %python %S/../../../bench/extract_kernels.py %t.stage1.mlir %t.turns.mlir %t.turns
+// RUN: FileCheck %s --check-prefix=TURNS < %t.turns.ptx
 
 // CHECK: .entry attn_fwd_0_bwd(
 // CHECK-NOT: bar.arrive
@@ -20,6 +23,11 @@
 // CHECK-DAG: red.global.add.v2.f32 [a+224], {
 // CHECK-NOT: bar.arrive
 // CHECK: .entry
+
+// TURNS: .entry attn_fwd_0_bwd(
+// TURNS-DAG: bar.arrive 3, 256;
+// TURNS-DAG: bar.arrive 4, 256;
+// TURNS: .entry
 
 // ptxas assembles it with setmaxnreg in effect (168 registers at entry).
 // PTXAS: Function properties for attn_fwd_0_bwd

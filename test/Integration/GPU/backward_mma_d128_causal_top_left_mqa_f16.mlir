@@ -8,6 +8,7 @@
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=mma_sync warps=4 block-q=128"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=mma_sync warps=4"
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=12 --pipeline-options="mma=wgmma dq-column-split=true"
 func.func @f(%q: tensor<1x3x150x128xf16>, %k: tensor<1x1x90x128xf16>, %v: tensor<1x1x90x128xf16>,
              %do: tensor<1x3x150x128xf16>)
     -> (tensor<1x3x150x128xf16>, tensor<1x1x90x128xf16>, tensor<1x1x90x128xf16>) {

@@ -7,6 +7,7 @@
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=21 --pipeline-options="mma=wgmma"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=22 --pipeline-options="mma=wgmma stages=3"
 // RUN: attnfuse-run %s --target=cuda --check=fa --seed=23 --pipeline-options="mma=wgmma stages=4"
+// RUN: attnfuse-run %s --target=cuda --check=fa --seed=21 --pipeline-options="mma=wgmma dq-column-split=true"
 func.func @f(%q: tensor<1x4x1000x128xbf16>, %k: tensor<1x2x700x128xbf16>, %v: tensor<1x2x700x128xbf16>,
              %do: tensor<1x4x1000x128xbf16>)
     -> (tensor<1x4x1000x128xbf16>, tensor<1x2x700x128xbf16>, tensor<1x2x700x128xbf16>) {
