@@ -67,4 +67,6 @@ add_compile_definitions(ATTNFUSE_MINIMAL_REGISTRATION)
 # Only glibc, zlib and zstd stay dynamic (a fully static binary's JIT cannot
 # find malloc).
 add_link_options(-static-libstdc++ -static-libgcc -Wl,--gc-sections -Wl,--icf=all)
-set(CMAKE_SKIP_RPATH ON)
+# No RPATHs (attnfuse-run's own: tools/attnfuse-run/CMakeLists.txt).
+set(CMAKE_SKIP_BUILD_RPATH ON)
+set(CMAKE_SKIP_INSTALL_RPATH ON)

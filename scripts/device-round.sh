@@ -18,8 +18,9 @@
 #                                      carried parts, one call each, c1, c2,
 #                                      then c3 (which installs)
 #
-# Here, before: scripts/build-bundle.sh, then the slim bundle (attnfuse-run
-# and the Python package: the tracked tree leaves about 38 MB a call):
+# Here, before: scripts/build-bundle.sh, then the slim bundle (attnfuse-run,
+# a stub over the Python package's library, and the package: 16 MB; the
+# tracked tree leaves about 38 MB a call):
 #   tar -cf - bundle/bin/attnfuse-run bundle/python | xz -T2 > bundle-slim.tar.xz
 # and FA4 in three parts of < 34 MB (fa4 split, run here):
 #   scripts/device-round.sh fa4-split DIR   (DIR/c1, DIR/c2, DIR/c3)

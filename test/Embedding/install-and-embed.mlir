@@ -17,9 +17,12 @@
 // RUN: %t/build/embed-attnfuse --raise-with-patterns %attnfuse_src_root/test/Dialect/Attn/Transforms/causal_top_left.mlir | FileCheck %s --check-prefix=RAISED
 // The installed tools run from the prefix (their RUNPATH finds libMLIR.so).
 // RUN: %t/prefix/bin/attnfuse-opt %s --convert-attn-to-scf | FileCheck %s --check-prefix=SCF
+// attnfuse-run, a stub over the installed C API library (attnfuseRunMain).
+// RUN: %t/prefix/bin/attnfuse-run %s --check=none 2>&1 | FileCheck %s --check-prefix=TOOL
 // The installed Python package loads the installed C API library.
 // RUN: env PYTHONPATH=%t/prefix/python_packages %python -c "import attnfuse, sys; print(attnfuse.library_path); print(attnfuse.compile(open(sys.argv[1]).read(), pipeline='convert-attn-to-scf'))" %s | FileCheck %s --check-prefixes=PY,SCF
 
+// TOOL: check=none: RAN
 // PY: install-and-embed.mlir.tmp/prefix/lib/libAttnFuseCAPI.so
 // SCF-LABEL: func.func @attention
 // SCF-NOT:     attn.attention

@@ -16,6 +16,7 @@
 #include "CudaRunner.h"
 #include "Runner.h"
 
+#include "attnfuse-c/Run.h"
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/InitAll.h"
 #include "attnfuse/Pipelines/Pipelines.h"
@@ -406,7 +407,7 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
   if (evaluation == Evaluation::UnderTest &&
       printIR == PrintIR::AfterPipeline)
     clone->print(llvm::errs());
-  JitSettings jit{jitCpu};
+  JitSettings jit{jitCpu, /*objectFile=*/""};
   if (evaluation == Evaluation::UnderTest)
     jit.objectFile = dumpObject;
   llvm::Expected<SmallVector<HostTensor>> results =
@@ -655,7 +656,7 @@ static FailureOr<bool> runMain() {
                 getGradientResult(*entry, i)) {
           llvm::Expected<HostTensor> estimate =
               finiteDifferenceGradient(*entry, *gradient, inputs,
-                                       JitSettings{jitCpu});
+                                       JitSettings{jitCpu, /*objectFile=*/""});
           if (!estimate)
             return reportError(llvm::toString(estimate.takeError()));
           fd = std::move(*estimate);
@@ -767,7 +768,7 @@ static void reportOutOfMemory(void *, const char *reason, bool) {
   std::_Exit(2);
 }
 
-int main(int argc, char **argv) {
+int attnfuseRunMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::install_bad_alloc_error_handler(reportOutOfMemory);
   cl::HideUnrelatedOptions(runCategory);
