@@ -14,6 +14,13 @@
 #                                      default _c1) and --ab _exact
 #   scripts/device-round.sh training   bench_training.py, plain and --softcap 30
 #   scripts/device-round.sh decode     bench_decode.py --quick
+#   scripts/device-round.sh backward   bench_backward.py over
+#                                      .gpu-artifacts/backward.pkl (here:
+#                                      bench_backward.py compile
+#                                      .gpu-artifacts/backward.pkl VARIANT...,
+#                                      e.g. wgmma wgmma:dq-column-split=true),
+#                                      then the backward GPU tests and
+#                                      sanitizers (gpu-backward-check.sh)
 #   scripts/device-round.sh fa4 PART   installs FlashAttention-4 from three
 #                                      carried parts, one call each, c1, c2,
 #                                      then c3 (which installs)
@@ -51,6 +58,12 @@ training)
     grep -v "Warning\|exe_args" | tee "$OUT/train_softcap.txt" ;;
 decode)
   python3 bench/bench_decode.py --quick > "$OUT/decode.txt" 2>&1; tail -14 "$OUT/decode.txt" ;;
+backward)
+  timeout 240 python3 bench/bench_backward.py run .gpu-artifacts/backward.pkl 2>&1 |
+    tee "$OUT/backward.txt" | grep -E "^B=|attnfuse|cuDNN"
+  mkdir -p "$OUT/checks"
+  OUT="$OUT/checks" scripts/gpu-backward-check.sh /tmp/af/bundle/bin 2>&1 |
+    grep -E "^FAIL|tests:|rc=" ;;
 fa4)
   P="${2:?fa4 needs the part folder}"; mkdir -p /tmp/fa4parts
   for f in "$P"/cu13.p.a[ab]; do [ -f "$f" ] && cp "$f" /tmp/fa4parts/ && echo "parked $(basename "$f")"; done
