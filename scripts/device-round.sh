@@ -20,7 +20,8 @@
 #                                      .gpu-artifacts/backward.pkl VARIANT...,
 #                                      e.g. wgmma wgmma:dq-column-split=true),
 #                                      then the backward GPU tests and
-#                                      sanitizers (gpu-backward-check.sh)
+#                                      sanitizers (gpu-backward-check.sh;
+#                                      after checks, which unpacks the bundle)
 #   scripts/device-round.sh fa4 PART   installs FlashAttention-4 from three
 #                                      carried parts, one call each, c1, c2,
 #                                      then c3 (which installs)
