@@ -67,147 +67,161 @@ enum class Target { CPU, CUDA };
 enum class PrintIR { None, AfterPipeline };
 } // namespace
 
-static cl::OptionCategory runCategory("attnfuse-run options");
+namespace {
+/// attnfuse-run's command line, registered when the command runs
+/// (attnfuseRunMain), not when libAttnFuseCAPI.so is loaded: a process that
+/// loads the library (Python, an embedder with options of its own) sees
+/// none of these.
+struct CommandLine {
+  cl::OptionCategory runCategory{"attnfuse-run options"};
 
-static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                          cl::desc("<input.mlir>"),
-                                          cl::cat(runCategory));
+  cl::opt<std::string> inputFilename{cl::Positional, cl::Required,
+                                     cl::desc("<input.mlir>"),
+                                     cl::cat(runCategory)};
 
-static cl::opt<std::string>
-    entryName("entry",
-              cl::desc("Function to run (default: the only public "
-                       "func.func with a body)"),
-              cl::value_desc("name"), cl::cat(runCategory));
+  cl::opt<std::string> entryName{
+      "entry",
+      cl::desc("Function to run (default: the only public "
+               "func.func with a body)"),
+      cl::value_desc("name"), cl::cat(runCategory)};
 
-static cl::list<std::string>
-    inputFiles("inputs", cl::CommaSeparated,
-               cl::desc("One .npy file per argument, in order (default: "
-                        "random inputs)"),
-               cl::value_desc("a.npy,b.npy,..."), cl::cat(runCategory));
+  cl::list<std::string> inputFiles{
+      "inputs", cl::CommaSeparated,
+      cl::desc("One .npy file per argument, in order (default: "
+               "random inputs)"),
+      cl::value_desc("a.npy,b.npy,..."), cl::cat(runCategory)};
 
-static cl::list<int64_t> dynamicSizes(
-    "dynamic-sizes", cl::CommaSeparated,
-    cl::desc("Sizes of the runtime dimensions ('?') of the arguments: one per "
-             "'?' in the order they appear, or one for all of them (e.g. the "
-             "sequence length of a graph exported with a dynamic length)"),
-    cl::value_desc("N,..."), cl::cat(runCategory));
+  cl::list<int64_t> dynamicSizes{
+      "dynamic-sizes", cl::CommaSeparated,
+      cl::desc(
+          "Sizes of the runtime dimensions ('?') of the arguments: one per "
+          "'?' in the order they appear, or one for all of them (e.g. the "
+          "sequence length of a graph exported with a dynamic length)"),
+      cl::value_desc("N,..."), cl::cat(runCategory)};
 
-static cl::opt<uint64_t>
-    seed("seed", cl::init(0),
-         cl::desc("Seed of the random inputs (default 0)"),
-         cl::cat(runCategory));
+  cl::opt<uint64_t> seed{"seed", cl::init(0),
+                         cl::desc("Seed of the random inputs (default 0)"),
+                         cl::cat(runCategory)};
 
-static cl::opt<double> keepProbability(
-    "keep-probability", cl::init(0.8),
-    cl::desc("Probability that a random i1 element is true (default 0.8)"),
-    cl::cat(runCategory));
+  cl::opt<double> keepProbability{
+      "keep-probability", cl::init(0.8),
+      cl::desc("Probability that a random i1 element is true (default 0.8)"),
+      cl::cat(runCategory)};
 
-static cl::opt<int64_t> intBound(
-    "int-bound", cl::init(0),
-    cl::desc("Random integer inputs (i8 to i64) are uniform in [0, N): token "
-             "ids, positions and padding masks of exported models (default: "
-             "an argument that indexes a tensor, [0, the smallest dimension "
-             "it indexes); any other, any non-negative value of the type)"),
-    cl::value_desc("N"), cl::cat(runCategory));
+  cl::opt<int64_t> intBound{
+      "int-bound", cl::init(0),
+      cl::desc("Random integer inputs (i8 to i64) are uniform in [0, N): "
+               "token ids, positions and padding masks of exported models "
+               "(default: an argument that indexes a tensor, [0, the smallest "
+               "dimension it indexes); any other, any non-negative value of "
+               "the type)"),
+      cl::value_desc("N"), cl::cat(runCategory)};
 
-static cl::opt<CheckMode> checkMode(
-    "check", cl::init(CheckMode::Auto),
-    cl::desc("What the results of the pipeline under test are compared with"),
-    cl::values(
-        clEnumValN(CheckMode::Auto, "auto",
-                   "fa where a result is f16 or bf16, naive otherwise "
-                   "(default)"),
-        clEnumValN(CheckMode::Naive, "naive",
-                   "the naive reference pipeline, elementwise within "
-                   "atol + rtol * |reference|"),
-        clEnumValN(CheckMode::F64, "f64",
-                   "an fp64 evaluation, elementwise within "
-                   "atol + rtol * |f64|"),
-        clEnumValN(CheckMode::FlashAttention, "fa",
-                   "the FlashAttention rule: max|test - f64| <= "
-                   "2 * max|reference - f64| + atol"),
-        clEnumValN(CheckMode::FiniteDifferences, "fd",
-                   "gradients of attn.attention_backward against central "
-                   "finite differences (f64) of the forward reference, the "
-                   "other results against the naive reference"),
-        clEnumValN(CheckMode::None, "none",
-                   "nothing: only run the pipeline under test")),
-    cl::cat(runCategory));
+  cl::opt<CheckMode> checkMode{
+      "check", cl::init(CheckMode::Auto),
+      cl::desc(
+          "What the results of the pipeline under test are compared with"),
+      cl::values(
+          clEnumValN(CheckMode::Auto, "auto",
+                     "fa where a result is f16 or bf16, naive otherwise "
+                     "(default)"),
+          clEnumValN(CheckMode::Naive, "naive",
+                     "the naive reference pipeline, elementwise within "
+                     "atol + rtol * |reference|"),
+          clEnumValN(CheckMode::F64, "f64",
+                     "an fp64 evaluation, elementwise within "
+                     "atol + rtol * |f64|"),
+          clEnumValN(CheckMode::FlashAttention, "fa",
+                     "the FlashAttention rule: max|test - f64| <= "
+                     "2 * max|reference - f64| + atol"),
+          clEnumValN(CheckMode::FiniteDifferences, "fd",
+                     "gradients of attn.attention_backward against central "
+                     "finite differences (f64) of the forward reference, the "
+                     "other results against the naive reference"),
+          clEnumValN(CheckMode::None, "none",
+                     "nothing: only run the pipeline under test")),
+      cl::cat(runCategory)};
 
-static cl::opt<double>
-    atolOption("atol",
-         cl::desc("Absolute tolerance for float results (default by element "
-                  "type: f64 1e-12, f32 1e-5, f16 1e-3, bf16 1e-2)"),
-         cl::cat(runCategory));
+  cl::opt<double> atolOption{
+      "atol",
+      cl::desc("Absolute tolerance for float results (default by element "
+               "type: f64 1e-12, f32 1e-5, f16 1e-3, bf16 1e-2)"),
+      cl::cat(runCategory)};
 
-static cl::opt<double>
-    rtolOption("rtol",
-         cl::desc("Relative tolerance for float results (default by element "
-                  "type: f64 1e-10, f32 1e-4, f16 1e-2, bf16 5e-2)"),
-         cl::cat(runCategory));
+  cl::opt<double> rtolOption{
+      "rtol",
+      cl::desc("Relative tolerance for float results (default by element "
+               "type: f64 1e-10, f32 1e-4, f16 1e-2, bf16 5e-2)"),
+      cl::cat(runCategory)};
 
-static cl::opt<std::string>
-    dumpInputs("dump-inputs",
-               cl::desc("Write the inputs used to DIR/arg<i>.npy"),
-               cl::value_desc("DIR"), cl::cat(runCategory));
+  cl::opt<std::string> dumpInputs{
+      "dump-inputs", cl::desc("Write the inputs used to DIR/arg<i>.npy"),
+      cl::value_desc("DIR"), cl::cat(runCategory)};
 
-static cl::opt<std::string> dumpOutputs(
-    "dump-outputs",
-    cl::desc("Write the results of the pipeline under test to "
-             "DIR/result<i>.npy"),
-    cl::value_desc("DIR"), cl::cat(runCategory));
+  cl::opt<std::string> dumpOutputs{
+      "dump-outputs",
+      cl::desc("Write the results of the pipeline under test to "
+               "DIR/result<i>.npy"),
+      cl::value_desc("DIR"), cl::cat(runCategory)};
 
-static cl::opt<std::string> dumpReference(
-    "dump-reference",
-    cl::desc("Write the results of the naive reference pipeline to "
-             "DIR/result<i>.npy"),
-    cl::value_desc("DIR"), cl::cat(runCategory));
+  cl::opt<std::string> dumpReference{
+      "dump-reference",
+      cl::desc("Write the results of the naive reference pipeline to "
+               "DIR/result<i>.npy"),
+      cl::value_desc("DIR"), cl::cat(runCategory)};
 
-static cl::opt<std::string> dumpF64(
-    "dump-f64",
-    cl::desc("Write the results of the fp64 evaluation (the reference "
-             "lowering with every float promoted to f64) to DIR/result<i>.npy"),
-    cl::value_desc("DIR"), cl::cat(runCategory));
+  cl::opt<std::string> dumpF64{
+      "dump-f64",
+      cl::desc(
+          "Write the results of the fp64 evaluation (the reference "
+          "lowering with every float promoted to f64) to DIR/result<i>.npy"),
+      cl::value_desc("DIR"), cl::cat(runCategory)};
 
-static cl::opt<std::string> pipelineOptions(
-    "pipeline-options",
-    cl::desc("Options of the pipeline under test: attn-lower-to-cpu-pipeline "
-             "(also used by the CPU references), e.g. \"block-q=16 "
-             "block-k=32\", or with --target=cuda attn-lower-to-nvvm-pipeline, "
-             "e.g. \"mma=mma_sync\""),
-    cl::value_desc("OPTIONS"), cl::init(""), cl::cat(runCategory));
+  cl::opt<std::string> pipelineOptions{
+      "pipeline-options",
+      cl::desc(
+          "Options of the pipeline under test: attn-lower-to-cpu-pipeline "
+          "(also used by the CPU references), e.g. \"block-q=16 "
+          "block-k=32\", or with --target=cuda attn-lower-to-nvvm-pipeline, "
+          "e.g. \"mma=mma_sync\""),
+      cl::value_desc("OPTIONS"), cl::init(""), cl::cat(runCategory)};
 
-static cl::opt<PrintIR> printIR(
-    "print-ir", cl::init(PrintIR::None), cl::desc("Print IR to stderr"),
-    cl::values(clEnumValN(PrintIR::AfterPipeline, "after-pipeline",
-                          "the LLVM-dialect module of the pipeline under "
-                          "test")),
-    cl::cat(runCategory));
+  cl::opt<PrintIR> printIR{
+      "print-ir", cl::init(PrintIR::None), cl::desc("Print IR to stderr"),
+      cl::values(clEnumValN(PrintIR::AfterPipeline, "after-pipeline",
+                            "the LLVM-dialect module of the pipeline under "
+                            "test")),
+      cl::cat(runCategory)};
 
-static cl::opt<Target>
-    target("target", cl::init(Target::CPU), cl::desc("Where to run"),
-           cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (default)"),
-                      clEnumValN(Target::CUDA, "cuda",
-                                 "an NVIDIA GPU: the pipeline under test is "
-                                 "attn-lower-to-nvvm-pipeline (with "
-                                 "--pipeline-options), run through the CUDA "
-                                 "driver; so does the naive reference "
-                                 "(attn-lower-to-nvvm-pipeline{naive=true}), "
-                                 "the fp64 evaluation stays on the CPU")),
-           cl::cat(runCategory));
+  cl::opt<Target> target{
+      "target", cl::init(Target::CPU), cl::desc("Where to run"),
+      cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (default)"),
+                 clEnumValN(Target::CUDA, "cuda",
+                            "an NVIDIA GPU: the pipeline under test is "
+                            "attn-lower-to-nvvm-pipeline (with "
+                            "--pipeline-options), run through the CUDA "
+                            "driver; so does the naive reference "
+                            "(attn-lower-to-nvvm-pipeline{naive=true}), "
+                            "the fp64 evaluation stays on the CPU")),
+      cl::cat(runCategory)};
 
-static cl::opt<std::string> jitCpu(
-    "jit-cpu",
-    cl::desc("CPU the JIT compiles for: host (the CPU it runs on) or an LLVM "
-             "CPU name, e.g. x86-64, the baseline of every x86-64 CPU "
-             "(default: $ATTNFUSE_JIT_CPU, else host)"),
-    cl::value_desc("CPU"), cl::cat(runCategory));
+  cl::opt<std::string> jitCpu{
+      "jit-cpu",
+      cl::desc(
+          "CPU the JIT compiles for: host (the CPU it runs on) or an LLVM "
+          "CPU name, e.g. x86-64, the baseline of every x86-64 CPU "
+          "(default: $ATTNFUSE_JIT_CPU, else host)"),
+      cl::value_desc("CPU"), cl::cat(runCategory)};
 
-static cl::opt<std::string> dumpObject(
-    "dump-object",
-    cl::desc("Write the object code the JIT compiled for the pipeline under "
-             "test (on the CPU) to FILE, e.g. for llvm-nm"),
-    cl::value_desc("FILE"), cl::cat(runCategory));
+  cl::opt<std::string> dumpObject{
+      "dump-object",
+      cl::desc(
+          "Write the object code the JIT compiled for the pipeline under "
+          "test (on the CPU) to FILE, e.g. for llvm-nm"),
+      cl::value_desc("FILE"), cl::cat(runCategory)};
+};
+CommandLine *options = nullptr;
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -229,11 +243,11 @@ static std::string toString(Type type) {
 /// Returns the function to run: `--entry`, or the only public func.func with
 /// a body.
 static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
-  if (!entryName.empty()) {
-    auto func = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!options->entryName.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(options->entryName);
     if (!func || func.isExternal())
-      return reportError("no function @" + entryName + " with a body in " +
-                         inputFilename);
+      return reportError("no function @" + options->entryName +
+                         " with a body in " + options->inputFilename);
     return func;
   }
   SmallVector<func::FuncOp> candidates;
@@ -245,8 +259,8 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   std::string names;
   for (func::FuncOp func : candidates)
     names += " @" + func.getSymName().str();
-  return reportError(llvm::Twine(candidates.size()) +
-                     " public functions in " + inputFilename +
+  return reportError(llvm::Twine(candidates.size()) + " public functions in " +
+                     options->inputFilename +
                      (names.empty() ? "" : ":" + names) +
                      "; choose one with --entry");
 }
@@ -289,15 +303,17 @@ describeType(Type type, size_t &nextDynamic, const llvm::Twine &what) {
   for (int64_t &dim : shape) {
     if (!ShapedType::isDynamic(dim))
       continue;
-    if (dynamicSizes.empty())
+    if (options->dynamicSizes.empty())
       return reportError(what + " has runtime dimensions: " + toString(type) +
                          "; give their sizes with --dynamic-sizes");
-    if (dynamicSizes.size() > 1 && nextDynamic >= dynamicSizes.size())
+    if (options->dynamicSizes.size() > 1 &&
+        nextDynamic >= options->dynamicSizes.size())
       return reportError("--dynamic-sizes gives " +
-                         llvm::Twine(dynamicSizes.size()) +
+                         llvm::Twine(options->dynamicSizes.size()) +
                          " sizes; the arguments have more runtime dimensions");
-    dim = dynamicSizes.size() == 1 ? dynamicSizes[0]
-                                   : dynamicSizes[nextDynamic];
+    dim = options->dynamicSizes.size() == 1
+              ? options->dynamicSizes[0]
+              : options->dynamicSizes[nextDynamic];
     ++nextDynamic;
     if (dim < 0)
       return reportError("--dynamic-sizes must be non-negative, got " +
@@ -370,7 +386,8 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
     attnfuse::buildTosaToLinalgPipeline(pm);
     pm.addPass(attnfuse::createConvertAttnToLinalg());
     if (failed(pm.run(*clone)) || failed(promoteFloatsToF64(*clone)))
-      return reportError("cannot promote " + inputFilename + " to f64");
+      return reportError("cannot promote " + options->inputFilename +
+                         " to f64");
     for (HostTensor &arg : args) {
       if (!isFloat(arg.getKind()))
         continue;
@@ -384,10 +401,10 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
   // run on the GPU: the fused kernels, and the reference lowering as
   // upstream-made kernels (naive=true), same options otherwise. The fp64
   // evaluation stays on the CPU.
-  if (!f64 && target == Target::CUDA) {
+  if (!f64 && options->target == Target::CUDA) {
     bool naive = evaluation == Evaluation::Reference;
     llvm::Expected<SmallVector<HostTensor>> results =
-        executeOnCuda(*clone, entry, pipelineOptions, naive, args);
+        executeOnCuda(*clone, entry, options->pipelineOptions, naive, args);
     if (!results)
       return reportError(llvm::Twine("cannot run ") +
                          (naive ? "the naive reference " : "") +
@@ -400,16 +417,17 @@ evaluate(ModuleOp module, StringRef entry, Evaluation evaluation,
   bool naive = evaluation != Evaluation::UnderTest;
   // With --target=cuda the options are the GPU pipeline's; the fp64
   // evaluation takes the CPU pipeline's defaults.
-  StringRef cpuOptions =
-      target == Target::CUDA ? StringRef() : StringRef(pipelineOptions);
+  StringRef cpuOptions = options->target == Target::CUDA
+                             ? StringRef()
+                             : StringRef(options->pipelineOptions);
   if (failed(lowerToLLVM(*clone, entry, naive, cpuOptions)))
     return reportError(llvm::Twine("the ") + name + " pipeline failed");
   if (evaluation == Evaluation::UnderTest &&
-      printIR == PrintIR::AfterPipeline)
+      options->printIR == PrintIR::AfterPipeline)
     clone->print(llvm::errs());
-  JitSettings jit{jitCpu, /*objectFile=*/""};
+  JitSettings jit{options->jitCpu, /*objectFile=*/""};
   if (evaluation == Evaluation::UnderTest)
-    jit.objectFile = dumpObject;
+    jit.objectFile = options->dumpObject;
   llvm::Expected<SmallVector<HostTensor>> results =
       execute(*clone, entry, signature, args, jit);
   if (!results)
@@ -424,10 +442,10 @@ static Tolerance getTolerance(ElementKind kind) {
   Tolerance tolerance = getDefaultTolerance(kind);
   if (!isFloat(kind))
     return tolerance;
-  if (atolOption.getNumOccurrences())
-    tolerance.atol = atolOption;
-  if (rtolOption.getNumOccurrences())
-    tolerance.rtol = rtolOption;
+  if (options->atolOption.getNumOccurrences())
+    tolerance.atol = options->atolOption;
+  if (options->rtolOption.getNumOccurrences())
+    tolerance.rtol = options->rtolOption;
   return tolerance;
 }
 
@@ -448,7 +466,7 @@ static void printCounts(llvm::raw_ostream &os, const Comparison &comparison,
 /// error (reported).
 static FailureOr<bool> runMain() {
   // A NaN tolerance would make every comparison pass (x > NaN is false).
-  for (auto *option : {&atolOption, &rtolOption}) {
+  for (auto *option : {&options->atolOption, &options->rtolOption}) {
     if (!option->getNumOccurrences() || option->getValue() >= 0)
       continue;
     std::string value;
@@ -462,7 +480,7 @@ static FailureOr<bool> runMain() {
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> file =
-      openInputFile(inputFilename, &errorMessage);
+      openInputFile(options->inputFilename, &errorMessage);
   if (!file)
     return reportError(errorMessage);
   std::optional<size_t> tooDeep =
@@ -477,11 +495,11 @@ static FailureOr<bool> runMain() {
                            "brackets nest deeper than " +
                                llvm::Twine(attnfuse::kMaxNestingDepth) +
                                " levels");
-    return reportError("cannot parse " + inputFilename);
+    return reportError("cannot parse " + options->inputFilename);
   }
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
-    return reportError("cannot parse " + inputFilename);
+    return reportError("cannot parse " + options->inputFilename);
   FailureOr<func::FuncOp> entry = findEntry(*module);
   if (failed(entry))
     return failure();
@@ -490,14 +508,14 @@ static FailureOr<bool> runMain() {
   // The naive graph rounds its intermediates to f16/bf16 where the pipeline
   // under test keeps f32: elementwise, the two differ by the naive graph's
   // own error, which the FlashAttention rule measures against fp64.
-  if (checkMode == CheckMode::Auto)
-    checkMode = llvm::any_of(type.getResults(),
-                             [](Type t) {
-                               Type e = getElementTypeOrSelf(t);
-                               return e.isF16() || e.isBF16();
-                             })
-                    ? CheckMode::FlashAttention
-                    : CheckMode::Naive;
+  if (options->checkMode == CheckMode::Auto)
+    options->checkMode = llvm::any_of(type.getResults(),
+                                      [](Type t) {
+                                        Type e = getElementTypeOrSelf(t);
+                                        return e.isF16() || e.isBF16();
+                                      })
+                             ? CheckMode::FlashAttention
+                             : CheckMode::Naive;
   for (auto [i, argType] : llvm::enumerate(type.getInputs()))
     if (failed(checkType(argType, /*allowScalar=*/true,
                          "argument " + llvm::Twine(i) + " of @" + funcName)))
@@ -508,18 +526,20 @@ static FailureOr<bool> runMain() {
       return failure();
 
   // Inputs.
-  if (!(keepProbability >= 0 && keepProbability <= 1)) {
+  if (!(options->keepProbability >= 0 && options->keepProbability <= 1)) {
     std::string value;
     llvm::raw_string_ostream(value)
-        << llvm::format("%g", keepProbability.getValue());
+        << llvm::format("%g", options->keepProbability.getValue());
     return reportError("--keep-probability must be a probability in [0, 1], "
                        "got " + value);
   }
-  if (intBound < 0)
+  if (options->intBound < 0)
     return reportError("--int-bound must be positive (or 0: the type's range)");
   SmallVector<HostTensor> inputs;
-  if (!inputFiles.empty() && inputFiles.size() != type.getNumInputs())
-    return reportError("--inputs names " + llvm::Twine(inputFiles.size()) +
+  if (!options->inputFiles.empty() &&
+      options->inputFiles.size() != type.getNumInputs())
+    return reportError("--inputs names " +
+                       llvm::Twine(options->inputFiles.size()) +
                        " files but @" + funcName + " takes " +
                        llvm::Twine(type.getNumInputs()) + " arguments");
   size_t nextDynamic = 0;
@@ -530,33 +550,36 @@ static FailureOr<bool> runMain() {
     if (failed(described))
       return failure();
     auto [kind, shape] = *described;
-    if (inputFiles.empty()) {
+    if (options->inputFiles.empty()) {
       // Integers that index a tensor are drawn in its range unless
       // --int-bound says otherwise.
-      int64_t bound = intBound;
-      if (!intBound.getNumOccurrences() && !isFloat(kind) &&
+      int64_t bound = options->intBound;
+      if (!options->intBound.getNumOccurrences() && !isFloat(kind) &&
           kind != ElementKind::I1)
         bound = findIndexedSize(*entry, i).value_or(0);
-      inputs.push_back(
-          makeRandomTensor(kind, shape, seed, i, keepProbability, bound));
+      inputs.push_back(makeRandomTensor(kind, shape, options->seed, i,
+                                        options->keepProbability, bound));
       continue;
     }
-    llvm::Expected<HostTensor> input = readNpy(inputFiles[i], kind, shape);
+    llvm::Expected<HostTensor> input =
+        readNpy(options->inputFiles[i], kind, shape);
     if (!input)
       return reportError("argument " + llvm::Twine(i) + " of @" + funcName +
                          ": " + llvm::toString(input.takeError()));
     inputs.push_back(std::move(*input));
   }
-  if (!dumpInputs.empty() && failed(dumpTensors(dumpInputs, "arg", inputs)))
+  if (!options->dumpInputs.empty() &&
+      failed(dumpTensors(options->dumpInputs, "arg", inputs)))
     return failure();
 
   // Evaluations.
-  bool needReference = checkMode == CheckMode::Naive ||
-                       checkMode == CheckMode::FiniteDifferences ||
-                       checkMode == CheckMode::FlashAttention ||
-                       !dumpReference.empty();
-  bool needF64 = checkMode == CheckMode::F64 ||
-                 checkMode == CheckMode::FlashAttention || !dumpF64.empty();
+  bool needReference = options->checkMode == CheckMode::Naive ||
+                       options->checkMode == CheckMode::FiniteDifferences ||
+                       options->checkMode == CheckMode::FlashAttention ||
+                       !options->dumpReference.empty();
+  bool needF64 = options->checkMode == CheckMode::F64 ||
+                 options->checkMode == CheckMode::FlashAttention ||
+                 !options->dumpF64.empty();
   SmallVector<HostTensor> test, reference, f64;
   auto runTest = [&]() -> LogicalResult {
     FailureOr<SmallVector<HostTensor>> results =
@@ -564,8 +587,8 @@ static FailureOr<bool> runMain() {
     if (failed(results))
       return failure();
     test = std::move(*results);
-    if (!dumpOutputs.empty() &&
-        failed(dumpTensors(dumpOutputs, "result", test)))
+    if (!options->dumpOutputs.empty() &&
+        failed(dumpTensors(options->dumpOutputs, "result", test)))
       return failure();
     return success();
   };
@@ -575,15 +598,15 @@ static FailureOr<bool> runMain() {
     if (failed(results))
       return failure();
     reference = std::move(*results);
-    if (!dumpReference.empty() &&
-        failed(dumpTensors(dumpReference, "result", reference)))
+    if (!options->dumpReference.empty() &&
+        failed(dumpTensors(options->dumpReference, "result", reference)))
       return failure();
     return success();
   };
   // On the GPU the naive reference runs first: the oracle's kernels are
   // compiled and their launch plan read even where no driver is installed
   // (the run stops there), which the lit tests check.
-  bool referenceFirst = target == Target::CUDA && needReference;
+  bool referenceFirst = options->target == Target::CUDA && needReference;
   if (referenceFirst && failed(runReference()))
     return failure();
   if (failed(runTest()))
@@ -603,7 +626,8 @@ static FailureOr<bool> runMain() {
   if (needF64) {
     if (failed(evaluateInto(f64, Evaluation::F64)))
       return failure();
-    if (!dumpF64.empty() && failed(dumpTensors(dumpF64, "result", f64)))
+    if (!options->dumpF64.empty() &&
+        failed(dumpTensors(options->dumpF64, "result", f64)))
       return failure();
   }
 
@@ -641,7 +665,7 @@ static FailureOr<bool> runMain() {
     os << (i ? "; " : " ") << "result" << i << " " << resultType;
     Tolerance tolerance = getTolerance(actual.getKind());
     int64_t n = actual.getNumElements();
-    switch (checkMode) {
+    switch (options->checkMode) {
     case CheckMode::Auto: // resolved to naive or fa above
     case CheckMode::None:
       break;
@@ -649,14 +673,14 @@ static FailureOr<bool> runMain() {
     case CheckMode::F64:
     case CheckMode::FiniteDifferences: {
       const HostTensor *expected =
-          checkMode == CheckMode::F64 ? &f64[i] : &reference[i];
+          options->checkMode == CheckMode::F64 ? &f64[i] : &reference[i];
       std::optional<HostTensor> fd;
-      if (checkMode == CheckMode::FiniteDifferences) {
+      if (options->checkMode == CheckMode::FiniteDifferences) {
         if (std::optional<GradientResult> gradient =
                 getGradientResult(*entry, i)) {
-          llvm::Expected<HostTensor> estimate =
-              finiteDifferenceGradient(*entry, *gradient, inputs,
-                                       JitSettings{jitCpu, /*objectFile=*/""});
+          llvm::Expected<HostTensor> estimate = finiteDifferenceGradient(
+              *entry, *gradient, inputs,
+              JitSettings{options->jitCpu, /*objectFile=*/""});
           if (!estimate)
             return reportError(llvm::toString(estimate.takeError()));
           fd = std::move(*estimate);
@@ -739,16 +763,17 @@ static FailureOr<bool> runMain() {
     }
     }
   }
-  StringRef modeName = checkMode == CheckMode::Naive            ? "naive"
-                       : checkMode == CheckMode::F64            ? "f64"
-                       : checkMode == CheckMode::FlashAttention ? "fa"
-                       : checkMode == CheckMode::FiniteDifferences ? "fd"
-                                                                : "none";
-  StringRef verdict = checkMode == CheckMode::None ? "RAN"
-                      : pass                       ? "PASS"
-                                                   : "FAIL";
+  StringRef modeName = options->checkMode == CheckMode::Naive ? "naive"
+                       : options->checkMode == CheckMode::F64 ? "f64"
+                       : options->checkMode == CheckMode::FlashAttention ? "fa"
+                       : options->checkMode == CheckMode::FiniteDifferences
+                           ? "fd"
+                           : "none";
+  StringRef verdict = options->checkMode == CheckMode::None ? "RAN"
+                      : pass                                ? "PASS"
+                                                            : "FAIL";
   // Which naive reference ran, where it is not the CPU's.
-  StringRef referenceNote = target == Target::CUDA && needReference
+  StringRef referenceNote = options->target == Target::CUDA && needReference
                                 ? " (reference: naive lowering on the GPU)"
                                 : "";
   llvm::outs() << "attnfuse-run: @" << funcName << " check=" << modeName
@@ -770,8 +795,10 @@ static void reportOutOfMemory(void *, const char *reason, bool) {
 
 int attnfuseRunMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  static CommandLine commandLine;
+  options = &commandLine;
   llvm::install_bad_alloc_error_handler(reportOutOfMemory);
-  cl::HideUnrelatedOptions(runCategory);
+  cl::HideUnrelatedOptions(options->runCategory);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "attnfuse-run: runs a function of an MLIR file on the CPU through "
