@@ -322,6 +322,7 @@ void attnfuse::buildAttnGPUBinaryPipeline(OpPassManager &pm,
 
   // Host code to LLVM.
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(attn::createAttnLowerDynamicExpandShapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

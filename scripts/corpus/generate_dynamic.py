@@ -158,9 +158,10 @@ def main():
                              hf_model(k, i), hf_inputs(k), hf_dyn(n), "linalg-on-tensors")))
     # The TorchScript ONNX exports of these models with a dynamic axis are not
     # in the corpus: their reshapes leave the head count a runtime size (not
-    # fused, with a remark), and attn-lower-to-cpu-pipeline crashes in an
-    # upstream memref pattern on the unfused graphs (attnfuse-run; a bug to
-    # fix before adding them).
+    # fused, with a remark), and the imported graphs fail their own broadcast
+    # size checks at every length (docs/Raising.md). (The pipeline's crash on
+    # them, upstream expand-strided-metadata, is fixed by
+    # attn-lower-dynamic-expand-shapes.)
     only = None
     if "--only" in sys.argv:
         only = set(sys.argv[sys.argv.index("--only") + 1].split(","))

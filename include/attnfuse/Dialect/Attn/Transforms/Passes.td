@@ -53,6 +53,31 @@ def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
   ];
 }
 
+def AttnLowerDynamicExpandShapes : Pass<"attn-lower-dynamic-expand-shapes"> {
+  let summary = "memref.expand_shape ops that split a dimension into several "
+                "runtime sizes, as extract_strided_metadata and "
+                "reinterpret_cast";
+  let description = [{
+    MLIR 22's `expand-strided-metadata` crashes (in building a
+    `memref.reinterpret_cast`) on a `memref.expand_shape` whose
+    reassociation splits one dimension into two or more runtime sizes, e.g.
+    `memref<?x32xf32>` into `memref<?x?x32xf32>`: what a graph exported with
+    a runtime sequence length (the TorchScript ONNX exporter's reshapes of
+    `[B·N, C]` into `[B, N, C]`) bufferizes to. This pass rewrites exactly
+    those ops into `memref.extract_strided_metadata` of the source and a
+    `memref.reinterpret_cast` of its base buffer with the expanded sizes and
+    strides (each split dimension's stride times the sizes inside it), which
+    `expand-strided-metadata` then lowers. attnfuse's CPU and GPU pipelines
+    run it right before `expand-strided-metadata`;
+    `populateLowerDynamicExpandShapePatterns` gives the pattern to other
+    pipelines.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def AttnPackGroupedQueries : Pass<"attn-pack-grouped-queries"> {
   let summary = "Decode with grouped query heads as attention over the K/V "
                 "heads, the group's query heads as rows";

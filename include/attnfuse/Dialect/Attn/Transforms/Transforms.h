@@ -148,6 +148,13 @@ std::string getGroupedQueryPackingBlocker(AttentionOp op);
 /// Returns the new op.
 AttentionOp packGroupedQueries(mlir::RewriterBase &rewriter, AttentionOp op);
 
+/// The pattern of attn-lower-dynamic-expand-shapes: a memref.expand_shape
+/// that splits a dimension into two or more runtime sizes becomes
+/// memref.extract_strided_metadata of its source and a
+/// memref.reinterpret_cast of the base buffer (MLIR 22's
+/// expand-strided-metadata crashes on such an expand_shape).
+void populateLowerDynamicExpandShapePatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace attnfuse::attn
 
 #endif // ATTNFUSE_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
