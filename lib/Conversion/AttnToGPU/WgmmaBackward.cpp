@@ -130,6 +130,13 @@ private:
   /// and dV, 128 at head dims of 128.)
   static constexpr int64_t kLseRow = 0, kDiRow = 1;
   SmallVector<Value> rowValues(KB &e, Value stage, int64_t which);
+  /// The shared-memory address of byte `bytes` of stage `stage`'s rows
+  /// (lse, then Di 4 BQ bytes on).
+  Value stageRows(KB &e, Value stage, int64_t bytes) {
+    return e.add(bufAddress,
+                 e.add(e.idx(layout.rowsOffset() + bytes),
+                       e.mul(stage, e.idx(layout.rowsBytes()))));
+  }
   /// The query blocks of each head: [qbBegin, qbEnd) (count: nqb >= 0);
   /// block qb of group head gi is number gi nqb + qb - qbBegin of the ring.
   Value ringIndex(KB &e, Value gi, Value qb) {
@@ -237,11 +244,7 @@ void WgmmaBackwardKernel::copyRowValues(KB &e, Value hi, Value q0,
   Value global = LLVM::AddrSpaceCastOp::create(
       e.b, e.loc, LLVM::LLVMPointerType::get(e.b.getContext(), 1),
       pointerAt(e, src, 0));
-  Value dst = e.add(
-      e.add(bufAddress,
-            e.add(e.idx(layout.rowsOffset()),
-                  e.mul(stage, e.idx(layout.rowsBytes())))),
-      e.mul(tid, e.idx(4)));
+  Value dst = e.add(stageRows(e, stage, 0), e.mul(tid, e.idx(4)));
   NVVM::CpAsyncOp::create(e.b, e.loc, pointerAt(e, dst, 3), global,
                           /*size=*/4,
                           NVVM::LoadCacheModifierKind::CA, Value());
@@ -249,10 +252,7 @@ void WgmmaBackwardKernel::copyRowValues(KB &e, Value hi, Value q0,
 
 SmallVector<Value> WgmmaBackwardKernel::rowValues(KB &e, Value stage,
                                                   int64_t which) {
-  Value row = e.add(
-      e.add(bufAddress, e.add(e.idx(layout.rowsOffset() + which * 4 * BQ),
-                              e.mul(stage, e.idx(layout.rowsBytes())))),
-      e.mul(t2, e.idx(4)));
+  Value row = e.add(stageRows(e, stage, which * 4 * BQ), e.mul(t2, e.idx(4)));
   auto pairType = VectorType::get({2}, e.b.getF32Type());
   SmallVector<Value> values;
   for (int64_t n = 0; n < BQ / 8; ++n) {
@@ -381,7 +381,8 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
   SmallVector<Value> dp = waitGroup(e, unpack(e, dpAcc, BQ / 2), 0);
   SmallVector<Value> dt;
   SmallVector<Value> ds = transposedScoreGradients(
-      e, sl, p, dp, z, seed ? rowValues(e, stage, kDiRow) : SmallVector<Value>(), dtds,
+      e, sl, p, dp, z,
+      seed ? rowValues(e, stage, kDiRow) : SmallVector<Value>(), dtds,
       plan.biasGrad ? &dt : nullptr);
   if (plan.biasGrad)
     writeTransposedBiasGradients(e, plan, *this, sl, p, dt, bi, hi, keyRow,
@@ -541,7 +542,6 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     }
   };
 
-  SmallVector<Type> accTypes(dK.size() + dV.size(), lb.getF32Type());
   auto yieldAccumulators = [&](KB &x, ArrayRef<Value> k, ArrayRef<Value> v) {
     SmallVector<Value> out(k);
     out.append(v.begin(), v.end());
@@ -556,6 +556,7 @@ void WgmmaBackwardKernel::queryBlock(bool masked, OpBuilder &lb, Location ll,
     yieldAccumulators(e, dK, dV);
     return;
   }
+  SmallVector<Type> accTypes(dK.size() + dV.size(), lb.getF32Type());
   Value isMine = arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::eq,
                                        e.remu(i, W), wg);
   auto turn = scf::IfOp::create(lb, ll, accTypes, isMine,
