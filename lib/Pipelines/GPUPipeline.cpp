@@ -277,8 +277,6 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   // block table or packed sequences yet: those become a keep mask (and
   // gathered K/V) first.
   pm.addPass(attn::createAttnExpandInferenceOperands());
-  if (options.packGqa)
-    pm.addPass(attn::createAttnPackGroupedQueries());
   pm.addPass(createConvertAttnToGPUPass(options.getKernelOptions()));
   pm.addPass(createCanonicalizerPass());
 

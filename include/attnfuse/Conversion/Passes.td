@@ -108,8 +108,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     once in include/attnfuse/Conversion/AttnToGPU/KernelOptions.def (and
     forwarded by attn-lower-to-nvvm-pipeline): `chip`, `mma`, `block-q`,
     `block-k`, `threads-per-row`, `chunk`, `min-ctas-per-sm`, `warps`,
-    `stages`, `persistent-ctas`, `kv-splits`, `tma`, `tma-store`,
-    `q-buffers`, `lazy-rescale`, `deterministic`, `approx-score-mod`,
+    `stages`, `persistent-ctas`, `kv-splits`, `pack-gqa`, `tma`,
+    `tma-store`, `q-buffers`, `lazy-rescale`, `deterministic`,
+    `dq-column-split`, `approx-score-mod`,
     `report-cost`, `peak-tflops`, `peak-gbps`, `shared-memory-limit`
     (`attnfuse-opt --help` lists them with their meaning).
   }];

@@ -60,15 +60,6 @@ struct GPUPipelineOptions
                      "(linalg to parallel loops mapped to blocks and "
                      "threads): the GPU oracle of attnfuse-run"),
       llvm::cl::init(false)};
-  Option<bool> packGqa{
-      *this, "pack-gqa",
-      llvm::cl::desc("Decode with grouped query heads (Nq = 1, nothing that "
-                     "tells the query heads apart) as attention over the K/V "
-                     "heads, the group's query heads as rows "
-                     "(attn-pack-grouped-queries): each K/V head is read "
-                     "once for its group (fewer tiles: where they leave "
-                     "the SMs idle, mma=auto splits the keys)"),
-      llvm::cl::init(true)};
   Option<std::string> features{
       *this, "features",
       llvm::cl::desc("PTX features: the PTX ISA version (sm_90a needs "

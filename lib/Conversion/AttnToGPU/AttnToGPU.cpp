@@ -20,6 +20,7 @@
 #include "attnfuse/Conversion/AttnToGPU/TensorMapCodes.h"
 #include "attnfuse/Conversion/Passes.h"
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "attnfuse/Dialect/Attn/Transforms/Transforms.h"
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -144,6 +145,35 @@ bool hasPermutedUse(Value result) {
   SmallVector<int64_t> perm;
   return result.hasOneUse() &&
          permutedSource(*result.getUsers().begin(), perm) == result;
+}
+
+/// `buffer` ([B, Hq, Nq, ...], Q, O, lse or the split forward's partials)
+/// viewed as [B, Hq / G, G * Nq, ...] for packed grouped queries (row r of
+/// K/V head h is position r mod Nq of query head h * G + r / Nq): one query
+/// row, or a head's rows right after the previous head's (stride 1 = Nq ×
+/// stride 2; packsGroupedQueries). No copy.
+Value groupedRowsView(OpBuilder &b, Location loc, Value buffer, int64_t G) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t nq = shape[2];
+  shape[1] /= G;
+  shape[2] *= G;
+  strides[2] = nq == 1 ? strides[1] : strides[2];
+  strides[1] *= G;
+  MemRefType viewType = MemRefType::get(shape, type.getElementType());
+  SmallVector<int64_t> identity;
+  int64_t identityOffset;
+  (void)viewType.getStridesAndOffset(identity, identityOffset);
+  if (offset != 0 || strides != identity)
+    viewType = MemRefType::get(
+        shape, type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), offset, strides));
+  return memref::ReinterpretCastOp::create(b, loc, viewType, buffer, offset,
+                                           shape, strides)
+      .getResult();
 }
 
 /// A kernel result (O, dQ, dK, dV) of `type`: where `result`'s only use
@@ -441,6 +471,33 @@ static LogicalResult checkKernelOperands(AttentionOpInterface op) {
   return success();
 }
 
+/// pack-gqa (KernelPlan::queryPeriod): whether the forward `op` computes
+/// over its K/V heads with the group's query rows as rows. Where a head's
+/// rows fill tiles of 64 rows less than 0.9 times as well as its group's
+/// (FlashAttention-3's rule: decode, speculative decoding; a packed tile
+/// visits the keys of every position of the period, so long causal
+/// prefill stays unpacked); its query heads must pack
+/// (getGroupedQueryPackingBlocker, the mask kept per row), and Q and O must
+/// have a row dimension over (query head, position): one query row, or Q
+/// and O in [B, H, N, D] (not read or written through a permuted view,
+/// whose rows of a head are H rows apart).
+static bool packsGroupedQueries(AttentionOp op,
+                                const AttentionKernelOptions &options) {
+  auto filled = [](int64_t rows) {
+    return static_cast<double>(rows) / llvm::alignTo(rows, 64);
+  };
+  const int64_t nq = op.getQueryLength();
+  if (!options.packGqa ||
+      !(filled(nq) < 0.9 * filled(op.getGroupSize() * nq)) ||
+      !attn::getGroupedQueryPackingBlocker(op, /*keepsStructuralMask=*/true)
+           .empty())
+    return false;
+  SmallVector<int64_t> perm;
+  return nq == 1 ||
+         (!permutedSource(op.getQuery().getDefiningOp(), perm) &&
+          !hasPermutedUse(op.getOutput()));
+}
+
 /// Whether mma=auto takes the split mma_sync forward for `plan` (sizes,
 /// multiprocessors, shared-memory limit) instead of the unsplit wgmma one:
 /// where the mma_sync forward computes it and, its options resolved on
@@ -595,6 +652,20 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.headsFastest = plan.rightBounded && !plan.leftBounded;
   plan.foldedScale = false;
   plan.captures = std::move(captures);
+  // Packed grouped queries: the K/V heads' tiles hold their groups' rows.
+  if (packsGroupedQueries(op, options)) {
+    plan.queryPeriod = plan.Nq;
+    plan.Nq *= plan.G;
+    plan.Hq = plan.Hkv;
+    plan.G = 1;
+    // One query row that sees every key (what packGroupedQueries takes): no
+    // mask at all, as that op-level packing leaves.
+    if (attn::getGroupedQueryPackingBlocker(op).empty()) {
+      constexpr int64_t unbounded = std::numeric_limits<int64_t>::max();
+      plan.window = MaskWindow{unbounded, unbounded, 0};
+      plan.leftBounded = plan.rightBounded = plan.headsFastest = false;
+    }
+  }
   // The one option a family's getUnsupportedReason reads before the
   // options are resolved: only mma_sync splits the keys.
   plan.cfg.kvSplits = options.kvSplits;
@@ -634,6 +705,12 @@ LogicalResult attnfuse::convertAttentionToGPU(
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   KB k{b, loc};
+  // Q, O, lse and the partials as the packed kernel sees them.
+  auto packedView = [&](Value buffer) {
+    return plan.queryPeriod
+               ? groupedRowsView(b, loc, buffer, op.getGroupSize())
+               : buffer;
+  };
 
   // Host side: the kernel's arguments by role (the forward's: operands as
   // buffers, a scalar seed and scalar captures as values, O and lse
@@ -648,15 +725,16 @@ LogicalResult attnfuse::convertAttentionToGPU(
   Value outBuf, lseBuf, outPartial, lsePartial, outPermuted;
   Operation *outPermutedUse = nullptr;
   // lse [B, Hq, Nq] f32; a split forward's partials have kvSplits * B rows
-  // of O and lse, in f32.
+  // of O and lse, in f32 (in the op's shapes; the packed kernel's views).
   Type f32 = b.getF32Type();
-  auto lseType = MemRefType::get({plan.B, plan.Hq, plan.Nq}, f32);
+  const int64_t Hq = op.getNumQueryHeads(), Nq = op.getQueryLength();
+  auto lseType = MemRefType::get({plan.B, Hq, Nq}, f32);
   const Value *nextCapture = plan.captures.begin();
   for (ArgRole role : getArgumentRoles(plan)) {
     Value arg;
     switch (role) {
     case ArgRole::Q:
-      arg = kernelInput(b, loc, op.getQuery());
+      arg = packedView(kernelInput(b, loc, op.getQuery()));
       break;
     case ArgRole::K:
       arg = kernelInput(b, loc, op.getKey());
@@ -680,23 +758,22 @@ LogicalResult attnfuse::convertAttentionToGPU(
       break;
     }
     case ArgRole::O:
-      arg = outBuf = kernelOutput(b, loc, op.getOutput(),
-                                  memrefFor(op.getOutput()), outPermutedUse,
-                                  outPermuted);
+      outBuf = kernelOutput(b, loc, op.getOutput(), memrefFor(op.getOutput()),
+                            outPermutedUse, outPermuted);
+      arg = packedView(outBuf);
       break;
     case ArgRole::Lse:
-      arg = lseBuf = memref::AllocOp::create(b, loc, lseType);
+      lseBuf = memref::AllocOp::create(b, loc, lseType);
+      arg = packedView(lseBuf);
       break;
     case ArgRole::OPartial:
-      arg = outPartial = memref::AllocOp::create(
+      arg = outPartial = packedView(memref::AllocOp::create(
           b, loc,
-          MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq, plan.Dv},
-                          f32));
+          MemRefType::get({plan.kvSplits * plan.B, Hq, Nq, plan.Dv}, f32)));
       break;
     case ArgRole::LsePartial:
-      arg = lsePartial = memref::AllocOp::create(
-          b, loc,
-          MemRefType::get({plan.kvSplits * plan.B, plan.Hq, plan.Nq}, f32));
+      arg = lsePartial = packedView(memref::AllocOp::create(
+          b, loc, MemRefType::get({plan.kvSplits * plan.B, Hq, Nq}, f32)));
       break;
     case ArgRole::GradOut:
     case ArgRole::Di:
@@ -806,8 +883,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
     outBuf = kernelOutput(b, loc, op.getOutput(), memrefFor(op.getOutput()),
                           outPermutedUse, outPermuted);
     lseBuf = memref::AllocOp::create(b, loc, lseType);
-    SmallVector<Value> combineOperands = {outPartial, lsePartial, outBuf,
-                                          lseBuf};
+    SmallVector<Value> combineOperands = {outPartial, lsePartial,
+                                          packedView(outBuf),
+                                          packedView(lseBuf)};
     SmallVector<StringRef> combineNames;
     for (ArgRole role : getArgumentRoles(combine))
       combineNames.push_back(getArgumentName(role));

@@ -175,12 +175,30 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
                                        Value row0, MutableArrayRef<Value> s) {
   const bool tail = plan.Nk % plan.cfg.blockK != 0;
   ElementMask mask{e, plan, Value()};
-  Value kt = tail ? mask.toI32(e.add(k0, t2)) : Value();
-  mask.d0 = mask.toI32(e.sub(e.add(k0, t2), row0));
+  Value key = e.add(k0, t2);
+  Value kt = tail ? mask.toI32(key) : Value();
+  // delta = key - query position: d0 + c below. Packed grouped queries: a
+  // row's position is its index mod the period, one d0 per row (16 mt +
+  // 8 (i / 2)) of the thread.
+  SmallVector<Value> rowDeltas;
+  if (plan.queryPeriod && (plan.leftBounded || plan.rightBounded))
+    for (int64_t r = 0; r < 2 * sl.mTiles; ++r) {
+      Value position =
+          plan.queryPeriod == 1
+              ? e.idx(0)
+              : e.remu(e.add(row0, e.idx(8 * r)), plan.queryPeriod);
+      rowDeltas.push_back(mask.toI32(e.sub(key, position)));
+    }
+  else
+    mask.d0 = mask.toI32(e.sub(key, row0));
   for (int64_t mt = 0; mt < sl.mTiles; ++mt)
     for (int64_t j = 0; j < sl.nTiles; ++j)
       for (int64_t i = 0; i < 4; ++i) {
         int64_t kc = 8 * j + i % 2, c = kc - 16 * mt - 8 * (i / 2);
+        if (!rowDeltas.empty()) {
+          mask.d0 = rowDeltas[2 * mt + i / 2];
+          c = kc;
+        }
         SmallVector<std::pair<Value, int64_t>, 1> tails;
         if (tail)
           tails.push_back({kt, plan.Nk - kc});

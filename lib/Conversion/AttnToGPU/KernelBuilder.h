@@ -151,11 +151,18 @@ struct KB {
   }
   /// Key blocks of `blockK` keys that the structural mask of `plan` can show
   /// to query rows [q0, q0 + bq): k >= q0 + off - left and
-  /// k <= q0 + bq - 1 + off + right. Returns [begin, end).
+  /// k <= q0 + bq - 1 + off + right (packed grouped queries: to every
+  /// position of the period, KernelPlan::queryPositions). Returns [begin,
+  /// end).
   std::pair<Value, Value> keyBlockRange(const KernelPlan &plan, Value q0,
                                         Value bq, int64_t blockK) {
-    return attn::buildKeyBlockRange(b, loc, plan.window, plan.Nq, plan.Nk,
-                                    q0, bq, blockK);
+    if (plan.queryPeriod) {
+      q0 = idx(0);
+      bq = idx(plan.queryPeriod);
+    }
+    return attn::buildKeyBlockRange(b, loc, plan.window,
+                                    plan.maskQueryLength(), plan.Nk, q0, bq,
+                                    blockK);
   }
 };
 

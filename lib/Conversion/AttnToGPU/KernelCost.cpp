@@ -75,7 +75,8 @@ namespace {
 double visiblePairs(const KernelPlan &plan) {
   const attn::MaskWindow &w = plan.window;
   double pairs = 0;
-  for (int64_t q = 0; q < plan.Nq; ++q) {
+  for (int64_t row = 0; row < plan.Nq; ++row) {
+    int64_t q = plan.queryPeriod ? row % plan.queryPeriod : row;
     int64_t lo = plan.leftBounded ? std::max<int64_t>(0, q + w.offset - w.left)
                                   : 0;
     int64_t hi = plan.rightBounded
@@ -98,8 +99,10 @@ Tiles queryBlockTiles(const KernelPlan &plan) {
   Tiles t;
   for (int64_t q0 = 0; q0 < plan.Nq; q0 += cfg.blockQ) {
     int64_t rows = std::min(cfg.blockQ, plan.Nq - q0);
-    auto [begin, end] = attn::getKeyBlockRange(plan.window, plan.Nq, plan.Nk,
-                                               q0, rows, cfg.blockK);
+    auto [first, count] = plan.queryPositions(q0, rows);
+    auto [begin, end] =
+        attn::getKeyBlockRange(plan.window, plan.maskQueryLength(), plan.Nk,
+                               first, count, cfg.blockK);
     int64_t keys = elementsOfBlocks(begin, end, cfg.blockK, plan.Nk);
     t.pairs += static_cast<double>(rows) * keys;
     t.keys += keys;

@@ -94,6 +94,15 @@ struct KernelPlan {
   /// LsePartial: batch index s * B + b); the ForwardCombine kernel merges
   /// them. 1: no split.
   int64_t kvSplits = 1;
+  /// Packed grouped queries (the forward with pack-gqa; FlashAttention's
+  /// pack_gqa): the kernel computes the op over its K/V heads (Hq = Hkv,
+  /// G = 1) with Nq = G * queryPeriod rows a head, row r being query
+  /// position r mod queryPeriod of query head kvh * G + r / queryPeriod (Q,
+  /// O and lse viewed so, no copy). Only the structural mask reads the
+  /// position (getGroupedQueryPackingBlocker): a block range covers the
+  /// positions [0, queryPeriod) (queryPositions), an element's mask its
+  /// row's position. 0: not packed.
+  int64_t queryPeriod = 0;
   Type elementType;
   MaskWindow window;
   bool leftBounded, rightBounded;
@@ -116,6 +125,18 @@ struct KernelPlan {
   /// The tensor maps the kernel takes (KernelFamily::getTensorMaps), after
   /// its other arguments.
   SmallVector<TensorMapSpec> tensorMaps;
+
+  /// The query positions of the kernel's rows [row0, row0 + rows) as a
+  /// range [first, first + count) that holds them: the rows themselves, or
+  /// with packed grouped queries the whole period.
+  std::pair<int64_t, int64_t> queryPositions(int64_t row0,
+                                             int64_t rows) const {
+    if (queryPeriod)
+      return {0, queryPeriod};
+    return {row0, rows};
+  }
+  /// The op's query length (the structural mask's Nq).
+  int64_t maskQueryLength() const { return queryPeriod ? queryPeriod : Nq; }
 
   /// The bias's type where it has all four dims [B or 1, H or 1, Nq or 1,
   /// Nk or 1]; null without a bias or with a lower-rank one.

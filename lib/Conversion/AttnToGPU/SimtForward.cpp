@@ -83,6 +83,9 @@ private:
   Value kBuf, vBuf;
   // Per-thread coordinates.
   Value bi, hi, kvh, part, qRow, qClamped;
+  // The row's query position in the op (packed grouped queries: qClamped
+  // mod the period, KernelPlan::queryPeriod), for the scores.
+  Value qPosition;
 };
 
 void SimtForwardKernel::forEachOwned(KB &k, Value buf, Value kk, int64_t width,
@@ -144,13 +147,13 @@ Value SimtForwardKernel::score(KB &k, ArrayRef<Value> qRegs, Value kk,
                       .getShuffleResult());
 
   Value kc = k.min(kGlobal, k.idx(plan.Nk - 1));
-  SmallVector<Value> bhqk = {bi, hi, qClamped, kc};
+  SmallVector<Value> bhqk = {bi, hi, qPosition, kc};
   Value keepElem = keep ? k.loadBroadcast(keep, bhqk) : Value();
   Value t;
   if (plan.foldedScale) {
     // q already carries scale * log2 e.
     t = s;
-    Value visible = buildStructuralMaskVisible(b, loc, plan.op, qClamped, kc);
+    Value visible = buildStructuralMaskVisible(b, loc, plan.op, qPosition, kc);
     if (keepElem)
       visible =
           visible ? arith::AndIOp::create(b, loc, visible, keepElem) : keepElem;
@@ -189,6 +192,9 @@ void SimtForwardKernel::emit() {
   Value q0 = k.mul(qb, k.idx(BQ));
   qRow = k.add(q0, k.divu(tid, T));
   qClamped = k.min(qRow, k.idx(plan.Nq - 1));
+  qPosition = !plan.queryPeriod     ? qClamped
+              : plan.queryPeriod == 1 ? k.idx(0)
+                                      : k.remu(qClamped, plan.queryPeriod);
 
   // q in registers (f32), pre-scaled when the scale folds.
   SmallVector<Value> qRegs;

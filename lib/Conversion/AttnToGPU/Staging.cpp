@@ -36,6 +36,11 @@ SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
     KB &k, const KernelPlan &plan, Value q0, int64_t blockQ, int64_t blockK,
     Value kbBegin, Value kbEnd, ValueRange state, KeyBlockBody body) {
   const MaskWindow &w = plan.window;
+  // Packed grouped queries: the rows hold every position of the period.
+  if (plan.queryPeriod) {
+    q0 = k.idx(0);
+    blockQ = plan.queryPeriod;
+  }
   Value fullBegin = kbBegin, fullEnd = kbEnd;
   if (plan.leftBounded)
     fullBegin = k.min(

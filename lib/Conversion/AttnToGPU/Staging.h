@@ -45,7 +45,8 @@ using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,
 /// k0 >= q0 + BQ - 1 + off - left and k0 + BK - 1 <= q0 + off + right, and
 /// no key is past Nk) run an unmasked loop; the ones before them (left
 /// window edge) and after them (causal diagonal, right edge, key tail) a
-/// masked one.
+/// masked one. With packed grouped queries the rows are every position of
+/// the period (KernelPlan::queryPositions).
 SmallVector<Value> runKeyBlocks(KB &k, const KernelPlan &plan, Value q0,
                                 int64_t blockQ, int64_t blockK, Value kbBegin,
                                 Value kbEnd, ValueRange state,

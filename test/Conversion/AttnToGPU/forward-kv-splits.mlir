@@ -6,15 +6,16 @@
 // keys are split where the tiles fill fewer than 4 CTAs per SM (132 SMs on
 // sm_90a) and each split keeps 4+ key blocks: decode with 16 tiles (of 64
 // rows: one m16 tile per warp where Nq fits) and 16 key blocks of 64 gets 4
-// splits; a prefill with 1024 tiles none.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=mma_sync 2>&1 | FileCheck %s
+// splits; a prefill with 1024 tiles none. The decodes' query heads stay
+// unpacked here (pack-gqa=false; forward-pack-gqa.mlir packs them).
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync pack-gqa=false" 2>&1 | FileCheck %s
 // kv-splits=1: no split; a count above the key blocks is clamped to them.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync kv-splits=1" 2>&1 | FileCheck %s --check-prefix=NONE
-// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync kv-splits=1000" 2>&1 | FileCheck %s --check-prefix=CLAMP
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync kv-splits=1 pack-gqa=false" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync kv-splits=1000 pack-gqa=false" 2>&1 | FileCheck %s --check-prefix=CLAMP
 // Only mma_sync splits: wgmma (the default on sm_90a) falls back to it with
 // a remark; simt refuses with a located error.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu=kv-splits=3 2>&1 | FileCheck %s --check-prefix=WGMMA
-// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=simt kv-splits=2" 2>&1 | FileCheck %s --check-prefix=SIMT
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="kv-splits=3 pack-gqa=false" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// RUN: not attnfuse-opt %s --convert-attn-to-gpu="mma=simt kv-splits=2 pack-gqa=false" 2>&1 | FileCheck %s --check-prefix=SIMT
 // The host plan on the stand-in driver: the split forward, then the combine.
 // With pack-gqa (the default) the pipeline packs the decode's query heads into rows of
 // their K/V head first (4 tiles of 4 rows, 4 splits each); without it
@@ -25,8 +26,8 @@
 // split count would be 8 or more (decode_long: 8 tiles, 128 key blocks: 32
 // splits), else the unsplit wgmma one (decode: 4 splits; prefill: none);
 // kv-splits=1 keeps wgmma.
-// RUN: attnfuse-opt %s --convert-attn-to-gpu 2>&1 | FileCheck %s --check-prefix=AUTO
-// RUN: attnfuse-opt %s --convert-attn-to-gpu=kv-splits=1 2>&1 | FileCheck %s --check-prefix=AUTO1
+// RUN: attnfuse-opt %s --convert-attn-to-gpu=pack-gqa=false 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: attnfuse-opt %s --convert-attn-to-gpu="kv-splits=1 pack-gqa=false" 2>&1 | FileCheck %s --check-prefix=AUTO1
 
 // CHECK-NOT: remark
 // CHECK-LABEL: func.func @decode(

@@ -4,9 +4,9 @@
 // query heads per K/V head) computes, per K/V head, G rows against the same
 // keys: the same function as attention over the K/V heads whose G rows are
 // the group's query vectors, when nothing else tells the rows apart (no
-// bias, keep mask or dropout; a score_mod that does not read the head or
-// query index; a mask that shows the row every key, so that dropping it
-// changes nothing). Q [B, Hq, 1, D] is then a view [B, Hkv, G, D] (query
+// dropout; a bias or keep mask the same for every head and row; a score_mod
+// that does not read the head or query index; a mask that shows the row
+// every key, so that dropping it changes nothing). Q [B, Hq, 1, D] is then a view [B, Hkv, G, D] (query
 // head kvh * G + g is row g of K/V head kvh, as the contiguous layout has
 // it), and O, lse views back: no copy.
 //
@@ -26,27 +26,44 @@ namespace attnfuse::attn {
 using namespace mlir;
 using namespace attnfuse::attn;
 
-std::string attnfuse::attn::getGroupedQueryPackingBlocker(AttentionOp op) {
+/// Whether `side` (a bias or keep mask, broadcast to [B, Hq, Nq, Nk] from
+/// its trailing dimensions) has a head or query dimension other than 1.
+static bool variesOverHeadsOrQueries(Value side) {
+  auto type = cast<ShapedType>(side.getType());
+  for (int64_t i = 0, r = type.getRank(); i < r; ++i) {
+    int64_t dim = 4 - r + i;
+    if ((dim == 1 || dim == 2) && type.getDimSize(i) != 1)
+      return true;
+  }
+  return false;
+}
+
+std::string attnfuse::attn::getGroupedQueryPackingBlocker(
+    AttentionOp op, bool keepsStructuralMask) {
   AttentionSizes sizes = op.getSizes();
   if (!sizes.isStatic() || sizes.pageSize != 0)
     return "runtime sizes or paged K/V";
-  if (sizes.queryLength != 1)
-    return "more than one query row per head";
   if (sizes.groupSize() == 1)
     return "no grouped query heads";
-  if (op.getBias() || op.getKeepMask() || op.getSeed() ||
-      op.getDropoutP().convertToFloat() != 0.0f)
-    return "a bias, keep mask or dropout (they tell the query heads apart)";
+  if (!keepsStructuralMask && sizes.queryLength != 1)
+    return "more than one query row per head";
+  if (op.getSeed() || op.getDropoutP().convertToFloat() != 0.0f)
+    return "dropout (its random numbers tell the query heads apart)";
+  for (Value side : {op.getBias(), op.getKeepMask()})
+    if (side && variesOverHeadsOrQueries(side))
+      return "a bias or keep mask that varies over the query heads or rows";
   if (hasInferenceOperands(op))
     return "key lengths, a block table or packed sequences";
-  MaskWindow w = op.getMaskWindow();
-  int64_t nk = sizes.keyLength;
-  bool allLeft = !isWindowSideBounded(w.left, 1, nk) ||
-                 (w.hasStaticOffset() && w.offset - w.left <= 0);
-  bool allRight = !isWindowSideBounded(w.right, 1, nk) ||
-                  (w.hasStaticOffset() && w.offset + w.right >= nk - 1);
-  if (!allLeft || !allRight)
-    return "a structural mask that hides keys from the row";
+  if (!keepsStructuralMask) {
+    MaskWindow w = op.getMaskWindow();
+    int64_t nk = sizes.keyLength;
+    bool allLeft = !isWindowSideBounded(w.left, 1, nk) ||
+                   (w.hasStaticOffset() && w.offset - w.left <= 0);
+    bool allRight = !isWindowSideBounded(w.right, 1, nk) ||
+                    (w.hasStaticOffset() && w.offset + w.right >= nk - 1);
+    if (!allLeft || !allRight)
+      return "a structural mask that hides keys from the row";
+  }
   if (op.hasScoreMod()) {
     Block &body = op.getScoreMod().front();
     // (score, batch, head, query, key): the head and query index differ

@@ -84,14 +84,16 @@ def AttnPackGroupedQueries : Pass<"attn-pack-grouped-queries"> {
   let description = [{
     Rewrites every `attn.attention` that decodes one query row per head
     with grouped query heads (GQA/MQA, Nq = 1) and nothing that depends on
-    the query head or position (no bias, keep mask or dropout, a structural
-    mask that shows the row every key, a score_mod that does not read the
-    head or query index) into the same attention over the K/V heads
-    (`packGroupedQueries`): Q `[B, Hq, 1, D]` viewed as `[B, Hkv, G, D]`,
-    O and lse viewed back. A kernel then reads each K/V head once for the
-    whole group (FlashAttention's pack_gqa) instead of once per query head.
-    The GPU pipeline runs it before `convert-attn-to-gpu` unless
-    `pack-gqa=false`.
+    the query head or position (no dropout, a bias or keep mask of size 1
+    along the head and query dims, a structural mask that shows the row
+    every key, a score_mod that does not read the head or query index) into
+    the same attention over the K/V heads (`packGroupedQueries`): Q
+    `[B, Hq, 1, D]` viewed as `[B, Hkv, G, D]`, O and lse viewed back. A
+    kernel then reads each K/V head once for the whole group
+    (FlashAttention's pack_gqa) instead of once per query head. For
+    tensor-level pipelines; `convert-attn-to-gpu` packs in its kernels
+    instead (its `pack-gqa` option), where a mask per query position may
+    stay (speculative decoding, windows).
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }

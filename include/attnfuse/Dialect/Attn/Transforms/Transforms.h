@@ -131,12 +131,16 @@ bool hasInferenceOperands(AttentionOpInterface op);
 void expandInferenceOperands(mlir::RewriterBase &rewriter,
                              AttentionOpInterface op);
 
-/// Why `op` is not decode attention whose query heads pack into rows of
-/// their K/V head (empty when it is): one query row (Nq = 1), grouped
-/// query heads (Hq > Hkv), static shapes, a structural mask that shows the
-/// row every key, no bias, keep mask, dropout or inference operands, and a
-/// score_mod that does not read the head or query index.
-std::string getGroupedQueryPackingBlocker(AttentionOp op);
+/// Why the query heads of `op` do not pack into rows of their K/V head
+/// (empty when they do): grouped query heads (Hq > Hkv), static shapes, no
+/// dropout or inference operands, a bias and keep mask (if any) of size 1
+/// along the head and query dimensions, a score_mod that does not read the
+/// head or query index, and, unless `keepsStructuralMask` (a kernel that
+/// masks each packed row by its query position: convert-attn-to-gpu's
+/// pack-gqa), one query row (Nq = 1) that the structural mask shows every
+/// key (packGroupedQueries drops the mask).
+std::string getGroupedQueryPackingBlocker(AttentionOp op,
+                                          bool keepsStructuralMask = false);
 
 /// Rewrites such an `op` (getGroupedQueryPackingBlocker empty) into the same
 /// attention over the K/V heads: Q [B, Hq, 1, D] viewed as
