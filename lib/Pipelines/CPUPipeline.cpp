@@ -39,6 +39,9 @@ void attnfuse::buildAttnLowerToCPUPipeline(OpPassManager &pm,
     attn::AttnRaiseAttentionOptions raise;
     raise.report = options.raiseReport;
     pm.addPass(attn::createAttnRaiseAttention(raise));
+    // Runtime checks first: the fusion below sizes views by the facts they
+    // check.
+    pm.addPass(attn::createAttnHoistRuntimeChecks());
     pm.addPass(createLinalgElementwiseOpFusionPass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createConvertAttnToSCF(

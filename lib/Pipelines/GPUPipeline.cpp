@@ -265,6 +265,9 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   attn::AttnRaiseAttentionOptions raise;
   raise.report = options.raiseReport;
   pm.addPass(attn::createAttnRaiseAttention(raise));
+  // Runtime checks first: the fusion below sizes views by the facts they
+  // check.
+  pm.addPass(attn::createAttnHoistRuntimeChecks());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
 

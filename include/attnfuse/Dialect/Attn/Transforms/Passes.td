@@ -53,6 +53,24 @@ def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
   ];
 }
 
+def AttnHoistRuntimeChecks : Pass<"attn-hoist-runtime-checks"> {
+  let summary = "Each cf.assert as early in its block as its operands allow";
+  let description = [{
+    Moves every `cf.assert`, with the side-effect-free, region-free ops of
+    its block that compute its condition (`tensor.dim`, `arith`), up to
+    right after the last op it depends on or the last op before it with
+    side effects other than a check (`hoistRuntimeChecks`). A program whose
+    check fails stops there as before, only earlier: no op in between has
+    an effect. Graphs imported with runtime sizes check their assumptions
+    this way (torch-mlir's "mismatched size for broadcast" before an
+    elementwise op), and upstream `linalg-fuse-elementwise-ops` takes the
+    checked facts for granted: its reshape propagation sizes one tensor's
+    view by another's dimensions, so code that ran after the check before
+    fusion can run before it, out of bounds, where the check fails.
+    attnfuse's CPU and GPU pipelines run this pass before that fusion.
+  }];
+}
+
 def AttnLowerDynamicExpandShapes : Pass<"attn-lower-dynamic-expand-shapes"> {
   let summary = "memref.expand_shape ops that split a dimension into several "
                 "runtime sizes, as extract_strided_metadata and "

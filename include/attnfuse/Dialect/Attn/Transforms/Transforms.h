@@ -152,6 +152,12 @@ std::string getGroupedQueryPackingBlocker(AttentionOp op,
 /// Returns the new op.
 AttentionOp packGroupedQueries(mlir::RewriterBase &rewriter, AttentionOp op);
 
+/// attn-hoist-runtime-checks on one block: each cf.assert, with the
+/// side-effect-free, region-free ops of `block` that compute its condition,
+/// moved up to right after the last op it depends on or the last op before
+/// it with side effects other than a check.
+void hoistRuntimeChecks(mlir::Block &block);
+
 /// The pattern of attn-lower-dynamic-expand-shapes: a memref.expand_shape
 /// that splits a dimension into two or more runtime sizes becomes
 /// memref.extract_strided_metadata of its source and a
