@@ -5,19 +5,21 @@
 // reference on the GPU and fp64.
 //
 // Decode (Nq = 1), GQA 8/2, d = 128, a key tail (1000 keys, 32 blocks of
-// 32): the automatic split count (8: the 16 tiles leave the SMs idle, 4
-// blocks a split), 3 splits (shares of 11, 11, 10 blocks) and one block
+// 32), the query heads packed into rows of their K/V head (pack-gqa, the
+// default): the automatic split count (8: the 4 tiles leave the SMs idle,
+// 4 blocks a split), 3 splits (shares of 11, 11, 10 blocks) and one block
 // per split.
 // RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=31 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=32 --pipeline-options="mma=mma_sync kv-splits=3"
 // RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=33 --pipeline-options="mma=mma_sync kv-splits=32"
-// pack-gqa (the 4 query heads of a K/V head as rows of one tile) on the
-// split mma_sync forward and on wgmma (no split).
-// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=38 --pipeline-options="mma=mma_sync pack-gqa=true"
-// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=39 --pipeline-options="mma=wgmma pack-gqa=true"
+// Unpacked (pack-gqa=false: each query head its own tile) on the split
+// mma_sync forward and on wgmma (no split).
+// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=38 --pipeline-options="mma=mma_sync pack-gqa=false"
+// RUN: attnfuse-run %s --entry=decode --target=cuda --check=fa --seed=39 --pipeline-options="mma=wgmma pack-gqa=false"
 // Speculative decoding (Nq = 16 new tokens), causal bottom-right, d = 64,
-// GQA 8/2: splits of a masked range (the diagonal's block masked, the
-// others not), automatic and 5.
+// GQA 8/2 (packed: 64 rows a K/V head, the mask by position): splits of a
+// masked range (the diagonal's block masked, the others not), automatic
+// and 5.
 // RUN: attnfuse-run %s --entry=mtp --target=cuda --check=fa --seed=34 --pipeline-options="mma=mma_sync"
 // RUN: attnfuse-run %s --entry=mtp --target=cuda --check=fa --seed=35 --pipeline-options="mma=mma_sync kv-splits=5"
 // A one-key window at the bottom-right diagonal (each of 70 rows sees one
