@@ -10,6 +10,12 @@
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=mma=simt -split-input-file 2>&1 | FileCheck %s --check-prefix=SIMT
 // pack-gqa=false: every query head its own tiles.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu=pack-gqa=false -split-input-file 2>&1 | FileCheck %s --check-prefix=OFF
+// The whole pipeline on the stand-in driver: the host's views lower, the
+// wgmma forward's Q and O tensor maps cover the packed view (48 rows a K/V
+// head, 2 K/V heads, 2 batches), one CTA per K/V head (4); on mma_sync 4
+// tiles with 4 splits, and the combine over the 2 x 2 x 48 rows.
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --entry=mtp --target=cuda --check=none 2>&1 | FileCheck %s --check-prefix=MOCK
+// RUN: env LD_LIBRARY_PATH=%mock_cuda_dir attnfuse-run %s --entry=mtp --target=cuda --check=none --pipeline-options=mma=mma_sync 2>&1 | FileCheck %s --check-prefix=MOCK-MMA
 // The cost report counts the packed rows' visible pairs by position (2 x 8
 // heads x (12 x 989 + 0 + 1 + ... + 11) pairs x 512 FLOP) and K and V once
 // per K/V head (2 x 2 heads x 1000 keys x 256 x 2 bytes).
@@ -38,6 +44,11 @@
 // OFF-NOT: reinterpret_cast
 // OFF: gpu.launch_func  @attn_kernels::@attn_fwd_0 {{.*}}args(%{{.*}} : memref<2x8x12x128xbf16>
 // OFF-NOT: arith.remui %{{.*}}, %c12{{(_[0-9]+)?}} : index
+// MOCK: tensor map dtype=9 rank=4 dims=128,48,2,2 strides=256,12288,24576 box=64,64,1,1
+// MOCK: launch attn_fwd_0 grid=4,1,1 block=384,1,1
+// MOCK: @mtp check=none: RAN result0 tensor<2x8x12x128xbf16>; result1 tensor<2x8x12xf32>
+// MOCK-MMA: launch attn_fwd_0 grid=4,1,4 block=128,1,1
+// MOCK-MMA-NEXT: launch attn_fwd_0_combine grid=48,1,1 block=128,1,1
 // COST: remark: convert-attn-to-gpu: cost of attn_fwd_0 (wgmma): 0.09776 GFLOP (the visible pairs; {{.*}} K/V 2.048,
 func.func @mtp(%q: tensor<2x8x12x128xbf16>, %k: tensor<2x2x1000x128xbf16>, %v: tensor<2x2x1000x128xbf16>)
     -> (tensor<2x8x12x128xbf16>, tensor<2x8x12xf32>) {
