@@ -76,6 +76,22 @@ func.func @window_decode(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x512x64xbf16>,
 
 // -----
 
+// One query row read in place from [B, N, H, D] (flash_attn_func's decode):
+// the permuted view's rows of a K/V head follow each other, so it packs.
+// CHECK-LABEL: func.func @decode_bnhd(
+// CHECK: %[[T:.*]] = memref.transpose
+// CHECK: memref.reinterpret_cast %[[T]] to offset: [0], sizes: [2, 2, 4, 64], strides: [512, 256, 64, 1] : memref<2x8x1x64xbf16, strided<[512, 64, 512, 1]>> to memref<2x2x4x64xbf16>
+func.func @decode_bnhd(%qt: tensor<2x1x8x64xbf16>, %k: tensor<2x2x512x64xbf16>, %v: tensor<2x2x512x64xbf16>)
+    -> tensor<2x8x1x64xbf16> {
+  %init = tensor.empty() : tensor<2x8x1x64xbf16>
+  %q = linalg.transpose ins(%qt : tensor<2x1x8x64xbf16>) outs(%init : tensor<2x8x1x64xbf16>) permutation = [0, 2, 1, 3]
+  %o = attn.attention ins(%q, %k, %v : tensor<2x8x1x64xbf16>, tensor<2x2x512x64xbf16>, tensor<2x2x512x64xbf16>)
+      -> tensor<2x8x1x64xbf16>
+  return %o : tensor<2x8x1x64xbf16>
+}
+
+// -----
+
 // Not packed: a prefill whose heads fill their tiles (and keep their
 // causal block skipping), a bias that differs between the query heads,
 // dropout, and Q in [B, N, H, D] with Nq > 1 (a head's rows are H rows
