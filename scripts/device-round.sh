@@ -47,7 +47,8 @@ checks)
   echo "integration: $(grep -c '^PASS' "$OUT/gpu-tests.txt") PASS, $(grep -c '^FAIL' "$OUT/gpu-tests.txt") FAIL"
   grep -A12 '^FAIL' "$OUT/gpu-tests.txt" | head -60
   scripts/run-gpu-tests.sh --torch /tmp/af/bundle/python --quick > "$OUT/torch.txt" 2>&1
-  echo "torch rc=$?"; grep -E "^(PASS|FAIL)" "$OUT/torch.txt" | tail -40 ;;
+  echo "torch rc=$?: $(grep -c '^PASS' "$OUT/torch.txt") PASS, $(grep -c '^FAIL' "$OUT/torch.txt") FAIL"
+  grep -A3 "^FAIL" "$OUT/torch.txt" | head -40 ;;
 forward)
   python3 bench/bench_attention.py .gpu-artifacts --only "${ONLY:-_c1}" > "$OUT/fwd.txt" 2>&1
   sed -n '/^GPU:/,$p' "$OUT/fwd.txt"
