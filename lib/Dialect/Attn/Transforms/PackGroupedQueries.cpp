@@ -6,9 +6,11 @@
 // the group's query vectors, when nothing else tells the rows apart (no
 // dropout; a bias or keep mask the same for every head and row; a score_mod
 // that does not read the head or query index; a mask that shows the row
-// every key, so that dropping it changes nothing). Q [B, Hq, 1, D] is then a view [B, Hkv, G, D] (query
-// head kvh * G + g is row g of K/V head kvh, as the contiguous layout has
-// it), and O, lse views back: no copy.
+// every key, so that dropping it changes nothing). Q [B, Hq, 1, D] is then
+// a view [B, Hkv, G, D] (query head kvh * G + g is row g of K/V head kvh,
+// as the contiguous layout has it), and O, lse views back: no copy.
+// convert-attn-to-gpu packs in its kernels instead (pack-gqa), keeping a
+// mask per query position.
 //
 //===----------------------------------------------------------------------===//
 #include "attnfuse/Dialect/Attn/Transforms/Passes.h"
