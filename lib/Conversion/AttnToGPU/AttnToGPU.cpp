@@ -661,8 +661,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
     // One query row that sees every key (what packGroupedQueries takes): no
     // mask at all, as that op-level packing leaves.
     if (attn::getGroupedQueryPackingBlocker(op).empty()) {
-      constexpr int64_t unbounded = std::numeric_limits<int64_t>::max();
-      plan.window = MaskWindow{unbounded, unbounded, 0};
+      plan.window = MaskWindow::none();
       plan.leftBounded = plan.rightBounded = plan.headsFastest = false;
     }
   }

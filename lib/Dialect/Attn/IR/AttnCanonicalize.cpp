@@ -16,7 +16,7 @@ using namespace mlir;
 using namespace attnfuse::attn;
 
 namespace {
-constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+constexpr int64_t kUnbounded = MaskWindow::kUnbounded;
 
 /// Replaces a mask that hides nothing by `none` and a window that is causal by
 /// `causal`; aligns bottom-right to top-left when Nq == Nk (they coincide).

@@ -47,7 +47,7 @@ MaskWindow attnfuse::attn::detail::getMaskWindow(
     MaskKind kind, MaskAlignment alignment, std::optional<uint64_t> left,
     std::optional<uint64_t> right, int64_t queryLength, int64_t keyLength,
     bool perSequenceLengths) {
-  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kUnbounded = MaskWindow::kUnbounded;
   int64_t offset = 0;
   if (alignment == MaskAlignment::bottom_right)
     offset = ShapedType::isDynamic(queryLength) ||

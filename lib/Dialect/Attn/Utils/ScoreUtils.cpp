@@ -291,7 +291,7 @@ namespace {
 /// the window hides nothing.
 Value buildWindowVisible(OpBuilder &b, Location loc, const MaskWindow &w,
                          Value q, Value k, Value offset, Value visible) {
-  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kUnbounded = MaskWindow::kUnbounded;
   if (w.left == kUnbounded && w.right == kUnbounded)
     return visible;
   Value shifted = arith::AddIOp::create(b, loc, q, offset);
@@ -344,7 +344,7 @@ Value buildStructuralMaskVisible(OpBuilder &b, Location loc, AttentionOpInterfac
     visible = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::slt, k,
         getValueOrCreateConstantIndexOp(b, loc, sizes->validKeys));
-  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kUnbounded = MaskWindow::kUnbounded;
   if (w.left == kUnbounded && w.right == kUnbounded)
     return visible;
   // rel = k - (q + offset); visible iff -left <= rel <= right.

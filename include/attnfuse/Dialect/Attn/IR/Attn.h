@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
+
 #include "attnfuse/Dialect/Attn/IR/AttnOpsDialect.h.inc"
 #include "attnfuse/Dialect/Attn/IR/AttnEnums.h.inc"
 
@@ -26,6 +28,10 @@ namespace attnfuse::attn {
 /// key length (`key_lengths`; materializeSizes and sizesAtBatch give its
 /// value).
 struct MaskWindow {
+  /// A side that hides nothing.
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  /// The window of mask `none` (top-left: offset 0).
+  static constexpr MaskWindow none() { return {kUnbounded, kUnbounded, 0}; }
   int64_t left, right, offset;
   bool hasStaticOffset() const { return !mlir::ShapedType::isDynamic(offset); }
 };

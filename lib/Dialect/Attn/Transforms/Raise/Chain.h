@@ -41,7 +41,7 @@ using namespace mlir;
 /// Canonical iteration space: dimensions are numbered 0..kMaxDims-1.
 constexpr unsigned kMaxDims = 24;
 /// An unbounded side of a window.
-constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+constexpr int64_t kUnbounded = MaskWindow::kUnbounded;
 /// The largest hidden value of a large-negative mask (`finfo.min`, -1e9,
 /// -10000): a key whose score is at most this (or -inf) is hidden.
 constexpr double kLargeNegative = -1.0e4;
