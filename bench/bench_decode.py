@@ -31,7 +31,11 @@ usage: PYTHONPATH=bundle/python python3 bench/bench_decode.py
 (--quick: the B = 8 rows; --only: the rows whose name, e.g. b8_nk8192_nq16,
 contains SUBSTR; --json: all rows to OUT; --variant: one more attnfuse
 column per option string, e.g. "mma=mma_sync kv-splits=8", compiled with
-attnfuse.torch.kernel_options)
+attnfuse.torch.kernel_options; a string that starts with the word
+"lengths" also passes key_lengths = Nk for every batch (a full cache
+through the per-batch lengths path, as flash_attn_with_kvcache's
+cache_seqlens: what reading the lengths costs), e.g. "lengths" or
+"lengths mma=mma_sync")
 """
 import argparse
 import json
@@ -105,11 +109,17 @@ def run_row(b, nk, nq, fa4, variants=()):
     # Each returns O as [B, HQ, Nq, D] (a view for FA4).
     impls = {"attnfuse": lambda: aft.attention(
         q, k, v, causal=causal, alignment="bottom_right")}
+    full = torch.full((b,), nk, dtype=torch.int32, device="cuda")
     for opts in variants:
-        def variant_call(opts=opts):
-            with aft.kernel_options(opts):
+        words = opts.split()
+        lengths = full if words[:1] == ["lengths"] else None
+        options = " ".join(words[1:] if lengths is not None else words)
+
+        def variant_call(options=options, lengths=lengths):
+            with aft.kernel_options(options):
                 return aft.attention(q, k, v, causal=causal,
-                                     alignment="bottom_right")
+                                     alignment="bottom_right",
+                                     key_lengths=lengths)
         impls["attnfuse " + opts] = variant_call
     if fa4 is not None:
         tq, tk, tv = (t.transpose(1, 2).contiguous() for t in (q, k, v))

@@ -276,10 +276,11 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
     return;
   }
 
-  // The fused kernels and their launches. The kernels take no key lengths,
-  // block table or packed sequences yet: those become a keep mask (and
-  // gathered K/V) first.
-  pm.addPass(attn::createAttnExpandInferenceOperands());
+  // The fused kernels and their launches. The forward kernels take key
+  // lengths; a block table, packed sequences and the backward's key lengths
+  // become a keep mask (and gathered K/V) first.
+  pm.addPass(attn::createAttnExpandInferenceOperands(
+      {/*keepForwardKeyLengths=*/true}));
   pm.addPass(createConvertAttnToGPUPass(options.getKernelOptions()));
   pm.addPass(createCanonicalizerPass());
 

@@ -69,7 +69,11 @@ class AttentionConfig:
     (the kernels take the seed at launch). deterministic: the backward
     sums dQ in a fixed order (bitwise-equal reruns) instead of by f32
     atomics. options: more pipeline options for every kernel (a tuning
-    knob: the family, kv-splits, ...; part of the cache key)."""
+    knob: the family, kv-splits, ...; part of the cache key).
+    key_lengths: the element type ("i32" or "i64") of per-batch key
+    lengths [B] the kernels take at launch (a KV cache's lengths, a padded
+    batch: docs/Semantics.md "Key lengths"; None: every batch has Nk
+    keys)."""
     dtype: str
     batch: int
     heads_q: int
@@ -90,6 +94,7 @@ class AttentionConfig:
     deterministic: bool = False
     options: str = ""
     layout: str = "bhnd"
+    key_lengths: Optional[str] = None
 
     def kernel_options(self, which: str) -> str:
         """attn-lower-to-nvvm-pipeline's options for `which` kernels:
@@ -114,6 +119,9 @@ class AttentionConfig:
             fail(f"heads_q = {self.heads_q} is not a multiple of heads_kv = "
                  f"{self.heads_kv} (GQA/MQA share each KV head among the "
                  "same number of query heads)")
+        if self.key_lengths not in (None, "i32", "i64"):
+            fail(f"key_lengths must be None, 'i32' or 'i64', got "
+                 f"{self.key_lengths!r}")
         if self.layout not in ("bhnd", "bnhd"):
             fail(f"layout must be 'bhnd' or 'bnhd', got {self.layout!r}")
         if self.alignment not in ("top_left", "bottom_right"):
@@ -185,6 +193,9 @@ class AttentionConfig:
             clauses += f" bias(%bias : {bias})"
         if self.dropout_p:
             clauses += " seed(%seed)"
+        if self.key_lengths:
+            clauses += (f" key_lengths(%key_lengths : "
+                        f"{self._key_lengths_type()})")
         attrs = self._mask()
         if self.dropout_p:
             attrs["dropout_p"] = f"{float(self.dropout_p)!r} : f32"
@@ -212,7 +223,12 @@ class AttentionConfig:
             args += f", %bias: {bias}"
         if self.dropout_p:
             args += ", %seed: i64"
+        if self.key_lengths:
+            args += f", %key_lengths: {self._key_lengths_type()}"
         return args
+
+    def _key_lengths_type(self) -> str:
+        return f"tensor<{self.batch}x{self.key_lengths}>"
 
 
 class _Layout:
@@ -248,8 +264,8 @@ class _Layout:
 
 
 def forward_module(cfg: AttentionConfig) -> str:
-    """`@forward(q, k, v, [bias], [seed]) -> (o, lse)`: one attn.attention
-    (Q, K, V, O in the configuration's layout)."""
+    """`@forward(q, k, v, [bias], [seed], [key_lengths]) -> (o, lse)`: one
+    attn.attention (Q, K, V, O in the configuration's layout)."""
     q, k, v, o, lse, _ = cfg._types()
     clauses, attrs, region = cfg._operands_and_attributes()
     lay = _Layout(cfg)
@@ -267,9 +283,9 @@ def forward_module(cfg: AttentionConfig) -> str:
 
 
 def backward_module(cfg: AttentionConfig) -> str:
-    """`@backward(q, k, v, o, lse, do, [bias], [seed]) -> (dq, dk, dv
-    [, dbias])`: one attn.attention_backward (all but lse and the bias in
-    the configuration's layout)."""
+    """`@backward(q, k, v, o, lse, do, [bias], [seed], [key_lengths]) ->
+    (dq, dk, dv [, dbias])`: one attn.attention_backward (all but lse and
+    the bias in the configuration's layout)."""
     q, k, v, o, lse, bias = cfg._types()
     clauses, attrs, region = cfg._operands_and_attributes()
     lay = _Layout(cfg)

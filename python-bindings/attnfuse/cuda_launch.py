@@ -39,7 +39,8 @@ def _torch_dtype(name):
     if _TORCH_DTYPES is None:
         _TORCH_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16,
                          "f32": torch.float32, "f64": torch.float64,
-                         "i1": torch.bool}
+                         "i1": torch.bool, "i32": torch.int32,
+                         "i64": torch.int64}
     return _TORCH_DTYPES[name]
 
 

@@ -48,8 +48,15 @@ import torch
 from . import attention_kernels as _kernels
 from . import cuda_launch as _launch
 
-__all__ = ["attention", "flash_attn_func", "kernel_options"]
+__all__ = ["attention", "flash_attn_func", "flash_attn_with_kvcache",
+           "kernel_options"]
 
+# attnfuse::attention_forward's flags after q, k, v, bias, seed: causal,
+# window_left, window_right, alignment, softcap, scale, dropout_p,
+# deterministic (the backward's options).
+_FLAGS = 8
+# The element types of key lengths, as AttentionConfig names them.
+_KEY_LENGTH_TYPES = {torch.int32: "i32", torch.int64: "i64"}
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16",
            torch.float32: "f32"}
 
@@ -90,7 +97,7 @@ def _chip(device: torch.device) -> str:
 
 def _config(q, k, v, bias, layout, causal, window_left, window_right,
             alignment, softcap, scale, dropout_p, deterministic,
-            bias_grad=False) -> _kernels.AttentionConfig:
+            bias_grad=False, key_lengths=None) -> _kernels.AttentionConfig:
     return _kernels.AttentionConfig(
         dtype=_DTYPES[q.dtype], batch=q.shape[0], heads_q=q.shape[1],
         heads_kv=k.shape[1], seq_q=q.shape[2], seq_k=k.shape[2],
@@ -99,7 +106,8 @@ def _config(q, k, v, bias, layout, causal, window_left, window_right,
         softcap=softcap, scale=scale,
         bias_shape=None if bias is None else tuple(bias.shape),
         bias_grad=bias_grad, dropout_p=dropout_p, chip=_chip(q.device),
-        deterministic=deterministic, options=_options, layout=layout)
+        deterministic=deterministic, options=_options, layout=layout,
+        key_lengths=key_lengths)
 
 
 def _in_layout(t: torch.Tensor, layout: str) -> bool:
@@ -204,18 +212,22 @@ def _forward_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              bias: Optional[torch.Tensor], seed: Optional[torch.Tensor],
              causal: bool, window_left: int, window_right: int,
              alignment: str, softcap: float, scale: Optional[float],
-             dropout_p: float, deterministic: bool
+             dropout_p: float, deterministic: bool,
+             key_lengths: Optional[torch.Tensor] = None
              ) -> Tuple[torch.Tensor, torch.Tensor]:
     layout = _layout(q, k, v)
     q, k, v = (_ready(t, layout) for t in (q, k, v))
-    bias = _ready(bias)
+    bias, key_lengths = _ready(bias), _ready(key_lengths)
     launches = _launches("forward", q, k, v, bias, layout, causal,
                          window_left, window_right, alignment, softcap, scale,
-                         dropout_p, deterministic)
+                         dropout_p, deterministic, False,
+                         _KEY_LENGTH_TYPES.get(getattr(key_lengths, "dtype",
+                                                       None)))
     o = _empty_like(q, q.shape[:3] + (v.shape[3],), layout)
     lse = q.new_empty(q.shape[:3], dtype=torch.float32)
     values = {"q": q, "k": k, "v": v, "bias": bias,
-              "seed": _seed_value(seed), "o": o, "lse": lse}
+              "seed": _seed_value(seed), "key_lengths": key_lengths, "o": o,
+              "lse": lse}
     if launches.splits:
         values["o_partial"] = o.new_empty(
             (launches.splits * o.shape[0],) + tuple(o.shape[1:]),
@@ -233,7 +245,7 @@ _forward = torch.library.custom_op(
 
 @_forward.register_fake
 def _(q, k, v, bias, seed, causal, window_left, window_right, alignment,
-      softcap, scale, dropout_p, deterministic):
+      softcap, scale, dropout_p, deterministic, key_lengths=None):
     return (_empty_like(q, q.shape[:3] + (v.shape[3],), _layout(q, k, v)),
             q.new_empty(q.shape[:3], dtype=torch.float32))
 
@@ -295,10 +307,14 @@ def _(do, q, k, v, o, lse, bias, seed, causal, window_left, window_right,
 
 
 def _setup_context(ctx, inputs, output):
+    # The flags (causal ... deterministic), then the key lengths where given,
+    # which take no gradient (_check refuses them where one is needed).
     q, k, v, bias, seed, *options = inputs
+    options = options[:_FLAGS]
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse, bias, seed)
     ctx.options = options
+    ctx.inputs = len(inputs)
     ctx.mark_non_differentiable(lse)
 
 
@@ -311,7 +327,7 @@ def _gradients_by(backward):
         dq, dk, dv, dbias = backward(do, q, k, v, o, lse, bias, seed,
                                      *ctx.options, bias_grad)
         return (dq, dk, dv, dbias if bias_grad else None) + \
-            (None,) * (1 + len(ctx.options))
+            (None,) * (ctx.inputs - 4)
     return gradients
 
 
@@ -334,7 +350,7 @@ class _EagerAttention(torch.autograd.Function):
     backward = staticmethod(_gradients_by(_backward_kernels))
 
 
-def _check(q, k, v, bias, window, dropout_p, generator):
+def _check(q, k, v, bias, window, dropout_p, generator, key_lengths=None):
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4:
             raise ValueError(f"attnfuse.torch: {name} must be a 4-d tensor, "
@@ -367,12 +383,29 @@ def _check(q, k, v, bias, window, dropout_p, generator):
                          f"{window}")
     if generator is not None and not dropout_p:
         raise ValueError("attnfuse.torch: a generator without dropout_p")
+    if key_lengths is not None:
+        if not isinstance(key_lengths, torch.Tensor) or \
+                key_lengths.dtype not in _KEY_LENGTH_TYPES or \
+                tuple(key_lengths.shape) != (b,) or \
+                key_lengths.device != q.device:
+            raise ValueError(
+                f"attnfuse.torch: key_lengths must be an int32 or int64 "
+                f"tensor of shape [{b}] on {q.device}, got "
+                f"{getattr(key_lengths, 'dtype', type(key_lengths).__name__)}"
+                f" {list(getattr(key_lengths, 'shape', []))}")
+        if torch.is_grad_enabled() and any(
+                t is not None and t.requires_grad for t in (q, k, v, bias)):
+            raise ValueError(
+                "attnfuse.torch: key_lengths take no gradient yet (the GPU "
+                "backward kernels do not read them); hide the padded keys "
+                "with a bias of -inf instead, or run under torch.no_grad()")
 
 
 def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
-               dropout_p, generator, return_lse, deterministic):
+               dropout_p, generator, return_lse, deterministic,
+               key_lengths=None):
     """q, k, v in [B, H, N, D]."""
-    _check(q, k, v, bias, window, dropout_p, generator)
+    _check(q, k, v, bias, window, dropout_p, generator, key_lengths)
     seed = None
     if dropout_p:
         seed = torch.randint(0, 2 ** 62, (), dtype=torch.int64,
@@ -382,7 +415,7 @@ def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
     args = (q, k, v, bias, seed, bool(causal), int(window[0]),
             int(window[1]), alignment, float(softcap or 0.0),
             None if scale is None else float(scale), float(dropout_p),
-            bool(deterministic))
+            bool(deterministic), key_lengths)
     if torch.compiler.is_compiling():
         o, lse = _forward(*args)
     elif torch.is_grad_enabled() and any(
@@ -399,7 +432,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
               scale: Optional[float] = None,
               bias: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
               generator: Optional[torch.Generator] = None,
-              return_lse: bool = False, deterministic: bool = False):
+              return_lse: bool = False, deterministic: bool = False,
+              key_lengths: Optional[torch.Tensor] = None):
     """softmax(mask(softcap(scale * q k^T) + bias)) v with dropout, as
     SDPA computes it, in one fused kernel; q [B, Hq, Nq, Dqk], k
     [B, Hkv, Nk, Dqk], v [B, Hkv, Nk, Dv] with Hq a multiple of Hkv.
@@ -411,11 +445,17 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     softcap, broadcast to [B, Hq, Nq, Nk]. return_lse: also the f32 row
     log-sum-exp [B, Hq, Nq] (not differentiable). deterministic: a backward
     whose reruns are bitwise equal (dQ summed in a fixed order by a kernel
-    of its own, not by atomics). Returns O [B, Hq, Nq, Dv]."""
+    of its own, not by atomics). key_lengths: int32/int64 [B], batch b
+    attends to its first clamp(key_lengths[b], 0, Nk) keys (a KV cache
+    filled to different lengths; with alignment "bottom_right" the last
+    query sees the batch's last key); a row that sees no key gets O = 0
+    and lse = -inf; the keys past a length are never read, whatever they
+    hold (forward only: no gradient). Returns O [B, Hq, Nq, Dv]."""
     return _attention(q, k, v, causal=causal, window=window,
                       alignment=alignment, softcap=softcap, scale=scale,
                       bias=bias, dropout_p=dropout_p, generator=generator,
-                      return_lse=return_lse, deterministic=deterministic)
+                      return_lse=return_lse, deterministic=deterministic,
+                      key_lengths=key_lengths)
 
 
 def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -442,5 +482,36 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      generator=generator, return_lse=return_lse,
                      deterministic=deterministic)
     if return_lse:
+        return out[0].transpose(1, 2), out[1]
+    return out.transpose(1, 2)
+
+
+def flash_attn_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
+                            v_cache: torch.Tensor,
+                            cache_seqlens: Optional[torch.Tensor] = None,
+                            softmax_scale: Optional[float] = None,
+                            causal: bool = False,
+                            window_size: Tuple[int, int] = (-1, -1),
+                            softcap: float = 0.0,
+                            return_softmax_lse: bool = False):
+    """flash_attn.flash_attn_with_kvcache's calling convention for decode
+    over a cache that already holds the new tokens' keys: q [B, Nq, Hq, D],
+    k_cache, v_cache [B, Nk, Hkv, D], cache_seqlens int32/int64 [B] (or
+    None: every cache full); causal and windows aligned bottom-right at
+    each batch's length (FlashAttention's). Read in place; no gradient.
+    Returns O [B, Nq, Hq, Dv] and, with return_softmax_lse, lse
+    [B, Hq, Nq]."""
+    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"attnfuse.torch: {name} must be a 4-d tensor "
+                             "[B, N, H, D]")
+    out = _attention(q.transpose(1, 2), k_cache.transpose(1, 2),
+                     v_cache.transpose(1, 2), causal=causal,
+                     window=window_size, alignment="bottom_right",
+                     softcap=softcap, scale=softmax_scale, bias=None,
+                     dropout_p=0.0, generator=None,
+                     return_lse=return_softmax_lse, deterministic=False,
+                     key_lengths=cache_seqlens)
+    if return_softmax_lse:
         return out[0].transpose(1, 2), out[1]
     return out.transpose(1, 2)

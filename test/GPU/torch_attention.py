@@ -369,6 +369,87 @@ def check_decode():
                    f"lse {lse_err:.1e}")
 
 
+def check_key_lengths():
+    """Decode over caches filled to different lengths (key_lengths, as
+    flash_attn_with_kvcache's cache_seqlens): each batch against fp32
+    attention over its own first L keys (a row that sees none: O = 0, lse
+    = -inf), on the default kernels, the split mma_sync forward, unpacked
+    and simt; NaN in the cache past each length changes nothing (bitwise);
+    FlashAttention's [B, N, H, D] convention; torch.compile; the errors."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    b, hq, hkv, nk, d = 4, 32, 8, 4096, 128
+    lens = torch.tensor([4096, 1, 0, 2500], dtype=torch.int32, device="cuda")
+    k, v = (torch.randn(b, hkv, nk, d, device="cuda", dtype=torch.bfloat16,
+                        generator=g) for _ in range(2))
+    past = torch.arange(nk, device="cuda")[None, None, :, None] >= \
+        lens.long()[:, None, None, None]
+    kn, vn = (t.masked_fill(past, float("nan")) for t in (k, v))
+    for nq in (1, 16):
+        q = torch.randn(b, hq, nq, d, device="cuda", dtype=torch.bfloat16,
+                        generator=g)
+        refs, lse_refs = [], []
+        for i, n in enumerate(lens.tolist()):
+            qi, ki, vi = q[i:i + 1], k[i:i + 1, :, :n], v[i:i + 1, :, :n]
+            refs.append(reference(qi, ki, vi, causal=True,
+                                  alignment="bottom_right"))
+            s = qi.float() @ ki.float().repeat_interleave(
+                hq // hkv, 1).transpose(-1, -2) * d ** -0.5
+            s = s.masked_fill(~visible(nq, n, True, (-1, -1), "bottom_right",
+                                       "cuda"), float("-inf"))
+            lse_refs.append(torch.logsumexp(s, -1))
+        ref, lse_ref = torch.cat(refs), torch.cat(lse_refs)
+        for opts in ("", "mma=mma_sync kv-splits=5", "pack-gqa=false",
+                     "mma=simt"):
+            with aft.kernel_options(opts):
+                o, lse = aft.attention(q, k, v, causal=True,
+                                       alignment="bottom_right",
+                                       return_lse=True, key_lengths=lens)
+                o2, lse2 = aft.attention(q, kn, vn, causal=True,
+                                         alignment="bottom_right",
+                                         return_lse=True, key_lengths=lens)
+            err = (o.float() - ref).abs().max().item()
+            both = torch.isfinite(lse_ref)
+            lse_err = (lse - lse_ref)[both].abs().max().item()
+            empty = bool((lse[~both] == float("-inf")).all())
+            same = torch.equal(o, o2) and torch.equal(lse, lse2)
+            report(err < 1e-2 and lse_err < 1e-3 and empty and same,
+                   f"key_lengths {lens.tolist()} Nq {nq} GQA 32/8 Nk {nk} "
+                   f"[{opts or 'defaults'}]: max|err| {err:.1e}, lse "
+                   f"{lse_err:.1e}, rows without keys -inf {empty}, NaN "
+                   f"past the lengths bitwise the same {same}")
+    # FlashAttention's convention, int64 lengths, and torch.compile.
+    q = torch.randn(b, 16, hq, d, device="cuda", dtype=torch.bfloat16,
+                    generator=g)
+    kc, vc = (t.transpose(1, 2).contiguous() for t in (k, v))
+    want = aft.attention(q.transpose(1, 2), k, v, causal=True,
+                         alignment="bottom_right", key_lengths=lens)
+    got = aft.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens.long(),
+                                      causal=True)
+    compiled = torch.compile(
+        lambda q, kc, vc, n: aft.flash_attn_with_kvcache(
+            q, kc, vc, cache_seqlens=n, causal=True), fullgraph=True)
+    got_c = compiled(q, kc, vc, lens)
+    err = max((got.transpose(1, 2).float() - want.float()).abs().max().item(),
+              (got_c.float() - got.float()).abs().max().item())
+    report(err < 1e-2, f"flash_attn_with_kvcache [B, N, H, D], int64 "
+           f"cache_seqlens, torch.compile: max difference {err:.1e}")
+    for bad, why in ((lens.float(), "float lengths"),
+                     (lens[:2], "lengths of another batch")):
+        try:
+            aft.attention(q.transpose(1, 2), k, v, key_lengths=bad)
+            report(False, f"key_lengths: {why} accepted")
+        except ValueError as e:
+            report("key_lengths must be" in str(e),
+                   f"key_lengths: {why} refused: {e}")
+    try:
+        aft.attention(q.transpose(1, 2).detach().requires_grad_(), k, v,
+                      key_lengths=lens)
+        report(False, "key_lengths with a gradient accepted")
+    except ValueError as e:
+        report("no gradient" in str(e),
+               f"key_lengths with a gradient refused: {e}")
+
+
 def check_errors():
     q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16)
     # A bias that requires grad gets dBias (refused before 2026-12-07).
@@ -564,7 +645,7 @@ def main():
         guarded(check_case, *case, torch.bfloat16, True)
     for check in (check_deterministic, check_gradcheck, check_bias_gradient,
                   check_flash_layout_and_features, check_layouts_in_place,
-                  check_decode,
+                  check_decode, check_key_lengths,
                   check_compile, check_errors, check_cache):
         guarded(check)
     print(f"{len(FAILURES)} failure(s)")

@@ -181,3 +181,20 @@ try:
 except ValueError as e:
     print("ValueError:", e)
 # CHECK: ValueError: attention configuration: bias_grad without a bias
+
+# key_lengths: the forward takes the per-batch lengths as an argument of its
+# kernel (read by the kernel, no keep mask built first); their element type
+# is part of the configuration.
+lengths = AttentionConfig(**base, causal=True, alignment="bottom_right",
+                          key_lengths="i64")
+print(forward_module(lengths))
+# CHECK: func.func @forward(%q: tensor<2x4x113x64xbf16>, %k: tensor<2x2x203x64xbf16>, %v: tensor<2x2x203x64xbf16>, %key_lengths: tensor<2xi64>)
+# CHECK: key_lengths(%key_lengths : tensor<2xi64>) {mask = #attn.mask<causal>, alignment = #attn.alignment<bottom_right>}
+for k in get_kernels(lengths, "forward"):
+    print("key lengths", k.name, k.argument_names)
+# CHECK: key lengths attn_fwd_0 ['q', 'k', 'v', 'key_lengths', 'o', 'lse']
+try:
+    AttentionConfig(**base, key_lengths="f32")
+except ValueError as e:
+    print("ValueError:", e)
+# CHECK: ValueError: attention configuration: key_lengths must be None, 'i32' or 'i64', got 'f32'

@@ -452,15 +452,19 @@ int64_t attnfuse::multiprocessorCountForChip(StringRef chip) {
 }
 
 /// Refuses, with a located error, what the GPU kernels do not take yet:
-/// runtime sizes, and per-batch key lengths, paged K/V and packed sequences
-/// (which attn-expand-inference-operands expresses through a keep mask).
+/// runtime sizes, paged K/V and packed sequences, and per-batch key lengths
+/// in the backward (the forward kernels take them: KernelPlan::keyLengths;
+/// attn-expand-inference-operands expresses the others through a keep
+/// mask).
 static LogicalResult checkKernelOperands(AttentionOpInterface op) {
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
       return op->emitOpError(
           "convert-attn-to-gpu needs static shapes: the GPU kernels take no "
           "runtime sizes yet (the CPU lowerings do)");
-  if (op.getKeyLengthsValue() || op.isPaged() || op.isPacked())
+  bool backwardLengths =
+      op.getKeyLengthsValue() && !isa<AttentionOp>(op.getOperation());
+  if (backwardLengths || op.isPaged() || op.isPacked())
     return op->emitOpError()
            << "convert-attn-to-gpu: the GPU kernels take no "
            << (op.isPaged()    ? "paged key/value (block_table)"
@@ -634,6 +638,7 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.bias = op.getBias();
   plan.keepMask = op.getKeepMask();
   plan.seed = op.getSeed();
+  plan.keyLengths = op.getKeyLengths();
   plan.B = op.getBatchSize();
   plan.Hq = op.getNumQueryHeads();
   plan.Hkv = op.getNumKeyValueHeads();
@@ -749,6 +754,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
       break;
     case ArgRole::Seed:
       arg = op.getSeed();
+      break;
+    case ArgRole::KeyLengths:
+      arg = addBuffer(op.getKeyLengths());
       break;
     case ArgRole::Capture: {
       Value capture = *nextCapture++;

@@ -140,11 +140,14 @@ namespace {
 /// The i32 comparisons of one element's visibility: the structural mask's
 /// bounds on delta = d0 + c (off - left <= delta <= off + right) and the
 /// tails `x < limit - offset` of `tails`, and-ed in that order (null: no
-/// bound).
+/// bound). An offset that follows the tile's key lengths is in d0 instead
+/// (`offset` 0).
 struct ElementMask {
   KB &e;
   const KernelPlan &plan;
   Value d0;
+  int64_t offset =
+      plan.window.hasStaticOffset() ? plan.window.offset : int64_t(0);
   Value toI32(Value v) {
     return arith::IndexCastOp::create(e.b, e.loc, e.b.getI32Type(), v);
   }
@@ -160,9 +163,9 @@ struct ElementMask {
       vis = vis ? arith::AndIOp::create(e.b, e.loc, vis, x) : x;
     };
     if (plan.leftBounded)
-      both(cmp(arith::CmpIPredicate::sge, d0, w.offset - w.left - c));
+      both(cmp(arith::CmpIPredicate::sge, d0, offset - w.left - c));
     if (plan.rightBounded)
-      both(cmp(arith::CmpIPredicate::sle, d0, w.offset + w.right - c));
+      both(cmp(arith::CmpIPredicate::sle, d0, offset + w.right - c));
     for (auto [x, limit] : tails)
       both(cmp(arith::CmpIPredicate::slt, x, limit));
     return vis;
@@ -171,12 +174,26 @@ struct ElementMask {
 } // namespace
 
 void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
+                                       const attn::SizeValues &sizes,
                                        FragmentLayout sl, Value k0, Value t2,
                                        Value row0, MutableArrayRef<Value> s) {
   const bool tail = plan.Nk % plan.cfg.blockK != 0;
   ElementMask mask{e, plan, Value()};
   Value key = e.add(k0, t2);
-  Value kt = tail ? mask.toI32(key) : Value();
+  // The keys' bound: the tile's valid keys (key - validKeys < -kc) or the
+  // tail of Nk (key < Nk - kc).
+  Value kt;
+  int64_t keyLimit = plan.Nk;
+  if (sizes.validKeys) {
+    kt = mask.toI32(e.sub(key, e.index(sizes.validKeys)));
+    keyLimit = 0;
+  } else if (tail) {
+    kt = mask.toI32(key);
+  }
+  // delta's key side: less an offset that follows the key lengths.
+  if (!plan.window.hasStaticOffset() &&
+      (plan.leftBounded || plan.rightBounded))
+    key = e.sub(key, e.index(sizes.maskOffset));
   // delta = key - query position: d0 + c below. Packed grouped queries: a
   // row's position is its index mod the period, one d0 per row (16 mt +
   // 8 (i / 2)) of the thread.
@@ -200,8 +217,8 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
           c = kc;
         }
         SmallVector<std::pair<Value, int64_t>, 1> tails;
-        if (tail)
-          tails.push_back({kt, plan.Nk - kc});
+        if (kt)
+          tails.push_back({kt, keyLimit - kc});
         Value vis = mask.visible(c, tails);
         Value &x = s[sl.index(mt, j, i)];
         if (vis)
@@ -214,6 +231,7 @@ void attnfuse::gpu_kernels::maskScoresTransposed(KB &e, const KernelPlan &plan,
                                                  Value q0, bool keyTail,
                                                  bool queryTail,
                                                  MutableArrayRef<Value> s) {
+  assert(plan.window.hasStaticOffset() && "the backward takes no key lengths");
   ElementMask mask{e, plan, Value()};
   Value kt = keyTail ? mask.toI32(key0) : Value();
   Value qt = queryTail ? mask.toI32(q0) : Value();
@@ -239,7 +257,8 @@ void attnfuse::gpu_kernels::scoreFragments(
     FragmentLayout sl, MutableArrayRef<Value> s,
     const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
-    bool masked, Value k0, Value t2, Value row0) {
+    bool masked, Value k0, Value t2, Value row0,
+    const attn::SizeValues &sizes) {
   if (scaling.elementwise) {
     applyElementScores(e, plan, sl, s, operands, captures, bhqk);
   } else if (!scaling.foldScale) {
@@ -247,7 +266,7 @@ void attnfuse::gpu_kernels::scoreFragments(
       x = e.fmul(x, e.f32(scaling.scaleLog2e));
   }
   if (masked)
-    maskScores(e, plan, sl, k0, t2, row0, s);
+    maskScores(e, plan, sizes, sl, k0, t2, row0, s);
 }
 
 RowMaxima attnfuse::gpu_kernels::updateRowMaxima(KB &e, FragmentLayout sl,

@@ -96,14 +96,18 @@ void applyElementScores(
 
 /// Hides the elements of the score fragments `s` (layout `sl`, keys
 /// k0 + 8 n + 2 t + i % 2 of rows row0 + 16 mt + 8 (i / 2)) that the
-/// structural mask or the key tail hides: -inf. From two values per thread:
-/// with delta = key - row = d0 + c (d0 = k0 + 2t - row0,
+/// structural mask, the key tail or the tile's key length hides (`sizes`:
+/// KernelArgs::sizesAt): -inf. From two values per thread: with
+/// delta = key - row = d0 + c (d0 = k0 + 2t - row0,
 /// c = 8n + i % 2 - 16 mt - 8 (i / 2)), visible iff
 /// off - left <= delta <= off + right (the structural mask's definition)
-/// and, with a key tail, k0 + 2t < Nk - 8n - i % 2: one i32 comparison
-/// against a constant per bound and element.
-void maskScores(KB &e, const KernelPlan &plan, FragmentLayout sl, Value k0,
-                Value t2, Value row0, MutableArrayRef<Value> s);
+/// and, with a key tail, k0 + 2t < Nk - 8n - i % 2 (with key lengths
+/// k0 + 2t - validKeys < -8n - i % 2): one i32 comparison against a
+/// constant per bound and element. An offset that follows the key lengths
+/// goes into d0.
+void maskScores(KB &e, const KernelPlan &plan, const attn::SizeValues &sizes,
+                FragmentLayout sl, Value k0, Value t2, Value row0,
+                MutableArrayRef<Value> s);
 
 /// maskScores for transposed fragments (S^T: rows are keys, columns are
 /// queries; the backward's): element i of tile (mt, n) is key
@@ -134,14 +138,16 @@ private:
 /// The scores of one step's S fragments `s` (layout `sl`), for
 /// updateRowMaxima: the per-element terms at the coordinates `bhqk` gives
 /// (with `operands` from loadElementOperands), or the scale (ScoreScaling),
-/// then, on the blocks they cut (`masked`), the structural mask and key
-/// tail (maskScores: keys k0 + ..., rows row0 + ...).
+/// then, on the blocks they cut (`masked`), the structural mask, key tail
+/// and key length (maskScores: keys k0 + ..., rows row0 + ..., a tile of
+/// `sizes`).
 void scoreFragments(
     KB &e, const KernelPlan &plan, const ScoreScaling &scaling,
     FragmentLayout sl, MutableArrayRef<Value> s,
     const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
-    bool masked, Value k0, Value t2, Value row0);
+    bool masked, Value k0, Value t2, Value row0,
+    const attn::SizeValues &sizes);
 
 /// The running row maxima after one step of scores: per row rr of the
 /// thread, mNew = max(m, rowmax(s)) (over the quad; times scale log2 e

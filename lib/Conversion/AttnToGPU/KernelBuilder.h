@@ -14,6 +14,7 @@
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -40,6 +41,10 @@ struct KB {
   OpBuilder &b;
   Location loc;
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// A size of attn::SizeValues (a constant or a value) as an index value.
+  Value index(OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  }
   Value f32(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -152,17 +157,19 @@ struct KB {
   /// Key blocks of `blockK` keys that the structural mask of `plan` can show
   /// to query rows [q0, q0 + bq): k >= q0 + off - left and
   /// k <= q0 + bq - 1 + off + right (packed grouped queries: to every
-  /// position of the period, KernelPlan::queryPositions). Returns [begin,
+  /// position of the period, KernelPlan::queryPositions), and that hold a
+  /// valid key of the tile (`sizes`: KernelArgs::sizesAt). Returns [begin,
   /// end).
   std::pair<Value, Value> keyBlockRange(const KernelPlan &plan, Value q0,
-                                        Value bq, int64_t blockK) {
+                                        Value bq, int64_t blockK,
+                                        const attn::SizeValues &sizes) {
     if (plan.queryPeriod) {
       q0 = idx(0);
       bq = idx(plan.queryPeriod);
     }
     return attn::buildKeyBlockRange(b, loc, plan.window,
                                     plan.maskQueryLength(), plan.Nk, q0, bq,
-                                    blockK);
+                                    blockK, &sizes);
   }
 };
 

@@ -73,7 +73,7 @@ double KernelCost::rooflineSeconds() const {
 namespace {
 /// The pairs the structural mask shows: -left <= k - (q + off) <= right.
 double visiblePairs(const KernelPlan &plan) {
-  const attn::MaskWindow &w = plan.window;
+  const attn::MaskWindow w = plan.fullLengthWindow();
   double pairs = 0;
   for (int64_t row = 0; row < plan.Nq; ++row) {
     int64_t q = plan.queryPeriod ? row % plan.queryPeriod : row;
@@ -101,7 +101,8 @@ Tiles queryBlockTiles(const KernelPlan &plan) {
     int64_t rows = std::min(cfg.blockQ, plan.Nq - q0);
     auto [first, count] = plan.queryPositions(q0, rows);
     auto [begin, end] =
-        attn::getKeyBlockRange(plan.window, plan.maskQueryLength(), plan.Nk,
+        attn::getKeyBlockRange(plan.fullLengthWindow(), plan.maskQueryLength(),
+                               plan.Nk,
                                first, count, cfg.blockK);
     int64_t keys = elementsOfBlocks(begin, end, cfg.blockK, plan.Nk);
     t.pairs += static_cast<double>(rows) * keys;

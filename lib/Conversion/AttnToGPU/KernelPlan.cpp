@@ -25,6 +25,8 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
       roles.push_back(ArgRole::Keep);
     if (plan.seed)
       roles.push_back(ArgRole::Seed);
+    if (plan.keyLengths)
+      roles.push_back(ArgRole::KeyLengths);
     roles.append(plan.captures.size(), ArgRole::Capture);
   };
   // What the pre-pass zeroes and the backward writes of grad_bias.
@@ -96,6 +98,7 @@ constexpr RoleInfo kRoles[] = {
     {"q", &KernelArgs::q},       {"k", &KernelArgs::key},
     {"v", &KernelArgs::value},   {"bias", &KernelArgs::bias},
     {"keep", &KernelArgs::keep}, {"seed", &KernelArgs::seed},
+    {"key_lengths", &KernelArgs::keyLengths},
     {"capture", nullptr},        {"o", &KernelArgs::out},
     {"lse", &KernelArgs::lse},   {"do", &KernelArgs::gradOut},
     {"di", &KernelArgs::di},     {"dq_accum", &KernelArgs::dqAccum},
@@ -161,4 +164,21 @@ void KernelArgs::mapCaptures(const KernelPlan &plan, OpBuilder &b,
                                                 /*restrict=*/true);
     captureMap.map(capture, value);
   }
+  if (keyLengths)
+    keyLengthsTensor = bufferization::ToTensorOp::create(
+        b, loc, cast<RankedTensorType>(plan.keyLengths.getType()), keyLengths,
+        /*restrict=*/true);
+}
+
+attn::SizeValues KernelArgs::sizesAt(const KernelPlan &plan, OpBuilder &b,
+                                     Location loc, Value batch) const {
+  attn::SizeValues sizes;
+  sizes.batch = b.getIndexAttr(plan.B);
+  sizes.queryLength = b.getIndexAttr(plan.maskQueryLength());
+  sizes.keyLength = b.getIndexAttr(plan.Nk);
+  if (plan.window.hasStaticOffset())
+    sizes.maskOffset = b.getIndexAttr(plan.window.offset);
+  if (!keyLengthsTensor)
+    return sizes;
+  return attn::sizesAtBatch(b, loc, plan.op, sizes, batch, keyLengthsTensor);
 }

@@ -13,6 +13,7 @@
 
 #include "attnfuse/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attnfuse/Dialect/Attn/IR/Attn.h"
+#include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Builders.h"
@@ -74,8 +75,10 @@ struct KernelPlan {
   /// kinds: the attn.attention_backward).
   AttentionOpInterface op;
   /// The op's optional operands (null where absent): the bias, the keep
-  /// mask and the dropout seed.
-  Value bias, keepMask, seed;
+  /// mask and the dropout seed; the forward's per-batch key lengths
+  /// (KernelArgs::sizesAt: each tile's keys, and its mask offset where the
+  /// op's follows them).
+  Value bias, keepMask, seed, keyLengths;
   /// The backward kinds: the op has grad_bias (getBiasGradient says how
   /// the kernels write it).
   bool biasGrad = false;
@@ -137,6 +140,15 @@ struct KernelPlan {
   }
   /// The op's query length (the structural mask's Nq).
   int64_t maskQueryLength() const { return queryPeriod ? queryPeriod : Nq; }
+  /// The structural mask where every batch has all Nk keys: `window`, whose
+  /// offset follows the key lengths where it is not static (bottom-right),
+  /// at Nk - Nq. What the static estimates take (KernelCost).
+  MaskWindow fullLengthWindow() const {
+    MaskWindow w = window;
+    if (!w.hasStaticOffset())
+      w.offset = Nk - maskQueryLength();
+    return w;
+  }
 
   /// The bias's type where it has all four dims [B or 1, H or 1, Nq or 1,
   /// Nk or 1]; null without a bias or with a lower-rank one.
@@ -173,6 +185,7 @@ enum class ArgRole {
   Bias,
   Keep,
   Seed,
+  KeyLengths,
   Capture,
   O,
   Lse,
@@ -190,7 +203,7 @@ enum class ArgRole {
 
 /// The roles of the arguments of the kernel of `plan` before its tensor
 /// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
-/// [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
+/// [key lengths], [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
 /// With key splits (kvSplits > 1) the forward writes O partial and lse
 /// partial (f32 [kvSplits * B, Hq, Nq, Dv] and [kvSplits * B, Hq, Nq])
 /// instead of O and lse, and ForwardCombine takes O partial, lse partial,
@@ -213,7 +226,7 @@ unsigned getArgumentIndex(const KernelPlan &plan, ArgRole role);
 /// The kernel's arguments by role (getArgumentRoles), as the kernel body
 /// sees them; null where the kernel has none of a role.
 struct KernelArgs {
-  Value q, key, value, bias, keep, seed, out, lse;
+  Value q, key, value, bias, keep, seed, keyLengths, out, lse;
   /// The backward kinds' (see ArgRole).
   Value gradOut, di, dqAccum, dq, dk, dv, dBias, dBiasAccum;
   /// The split forward's partials (KernelPlan::kvSplits).
@@ -225,12 +238,24 @@ struct KernelArgs {
   /// The score_mod region's captures mapped to the kernel's values
   /// (mapCaptures), for buildMaskedScore.
   IRMapping captureMap;
+  /// The key lengths as a tensor (mapCaptures; null without).
+  Value keyLengthsTensor;
   KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args);
   /// Maps each capture of `plan` to its kernel argument, a captured tensor
   /// to the tensor of its buffer (the region reads it with tensor.extract;
-  /// bufferization turns the reads into loads). Emitted at the insertion
-  /// point of `b`, once per kernel.
+  /// bufferization turns the reads into loads), and views the key lengths
+  /// as a tensor the same way (for sizesAt). Emitted at the insertion point
+  /// of `b`, once per kernel.
   void mapCaptures(const KernelPlan &plan, OpBuilder &b, Location loc);
+  /// The sizes the tiles of batch `batch` (an index) see, the one
+  /// description of sizes every layer reads (attn::SizeValues): the plan's
+  /// static B, Nk and query length (the structural mask's:
+  /// maskQueryLength), and with key lengths the batch's valid keys and,
+  /// where the mask's offset follows them (bottom-right), that offset
+  /// (attn::sizesAtBatch). The kernel bodies give them to every key block
+  /// range, block loop, load and mask of the tile.
+  attn::SizeValues sizesAt(const KernelPlan &plan, OpBuilder &b, Location loc,
+                           Value batch) const;
   /// The mapping for buildMaskedScore (null without captures).
   const IRMapping *getCaptures() const {
     return captureArgs.empty() ? nullptr : &captureMap;

@@ -57,7 +57,8 @@ SmallVector<Value> MmaSyncBlocks::ldmatrix(KB &e, Value buf, Value stage,
 void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
                              Value buf, int64_t width, Value block,
                              int64_t rows, int64_t length, int64_t numBlocks,
-                             Value stage, SmallVector<Value> &tokens) {
+                             Value stage, SmallVector<Value> &tokens,
+                             Value lastRow) {
   // 16-byte pieces (forEachItem): flat = tid + it * kThreads,
   // row = flat / perRow, column = 8 (flat % perRow) (perRow = width / 8).
   // When kThreads is a multiple of perRow, the column is the same for every
@@ -66,15 +67,21 @@ void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
   // range re-read it), so that the pieces' global addresses are one pointer
   // plus constant offsets; with a tail each row is clamped to length - 1.
   const bool tail = length % rows != 0;
-  Value k0 =
-      e.mul(tail ? block : e.min(block, e.idx(numBlocks - 1)), e.idx(rows));
+  Value k0 = e.mul(tail || lastRow ? block : e.min(block, e.idx(numBlocks - 1)),
+                   e.idx(rows));
+  auto clampRow = [&](KB &x, Value row) {
+    if (lastRow)
+      return x.min(row, lastRow);
+    return tail ? x.min(row, x.idx(length - 1)) : row;
+  };
   if (width % 8 != 0) {
     // Rows that are not 16-byte aligned: element by element, loads and
     // shared-memory stores (the barrier that publishes the block orders
     // them like the cp.async group).
     forEachElement(e, tid, kThreads, rows * width, [&](KB &x, Value flat) {
       Value row = x.divu(flat, width), col = x.remu(flat, width);
-      Value kr = x.min(x.add(k0, row), x.idx(length - 1));
+      Value kr = lastRow ? x.min(x.add(k0, row), lastRow)
+                         : x.min(x.add(k0, row), x.idx(length - 1));
       Value v = memref::LoadOp::create(x.b, x.loc, src,
                                        ValueRange{batch, head, kr, col});
       memref::StoreOp::create(x.b, x.loc, v, buf, ValueRange{stage, row, col});
@@ -89,9 +96,7 @@ void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
     col0 = e.mul(e.remu(tid, perRow), e.idx(8));
   }
   auto copy = [&](KB &x, Value row, Value col) {
-    Value kr = x.add(k0, row);
-    if (tail)
-      kr = x.min(kr, x.idx(length - 1));
+    Value kr = clampRow(x, x.add(k0, row));
     return nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
         ValueRange{stage, row, col}, src, ValueRange{batch, head, kr, col},

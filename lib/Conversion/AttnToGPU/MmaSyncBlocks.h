@@ -41,21 +41,24 @@ public:
   SmallVector<Value> ldmatrix(KB &e, Value buf, Value stage, Value row,
                               Value col, bool transpose);
   /// Issues the cp.async copies of key block `kb` of src[batch, head] (rows
-  /// clamped to Nk - 1) into stage `stage` of `buf`, and adds their tokens
-  /// to `tokens`: copyRows of blocks of kBK keys.
+  /// clamped to Nk - 1, or to `lastRow` where given: lastKeyRow with key
+  /// lengths) into stage `stage` of `buf`, and adds their tokens to
+  /// `tokens`: copyRows of blocks of kBK keys.
   void copyBlock(KB &e, Value src, Value batch, Value head, Value buf,
                  int64_t width, Value kb, Value stage,
-                 SmallVector<Value> &tokens) {
+                 SmallVector<Value> &tokens, Value lastRow = {}) {
     copyRows(e, src, batch, head, buf, width, kb, kBK, plan.Nk, plan.numKB,
-             stage, tokens);
+             stage, tokens, lastRow);
   }
   /// The same for block `block` of `rows` rows of src[batch, head] (a
   /// sequence of `length` rows, `numBlocks` blocks): rows past `length`
   /// are clamped to its last (a block index past the last is clamped to it
-  /// when `length` is a multiple of `rows`).
+  /// when `length` is a multiple of `rows`); with `lastRow`, every row is
+  /// clamped to it instead.
   void copyRows(KB &e, Value src, Value batch, Value head, Value buf,
                 int64_t width, Value block, int64_t rows, int64_t length,
-                int64_t numBlocks, Value stage, SmallVector<Value> &tokens);
+                int64_t numBlocks, Value stage, SmallVector<Value> &tokens,
+                Value lastRow = {});
   /// 4-byte cp.async copies of src[batch, head, row0 .. row0 + count - 1]
   /// (f32 per row, e.g. lse; rows clamped to `length` - 1) into
   /// buf[stage, 0 .. count - 1], tokens untracked (commit takes them).

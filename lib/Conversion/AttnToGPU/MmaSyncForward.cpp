@@ -223,10 +223,13 @@ void MmaSyncForwardKernel::emit() {
       }
   }
 
-  // Key blocks the structural mask can show (as in the SIMT kernel).
+  // Key blocks the structural mask can show (as in the SIMT kernel), of the
+  // batch's keys; with key lengths the loads read no row past its last.
+  const attn::SizeValues sizes = sizesAt(plan, b, loc, bi);
+  Value lastRow = sizes.validKeys ? lastKeyRow(k, plan, sizes, kBK) : Value();
   Value kbBegin, kbEnd;
   std::tie(kbBegin, kbEnd) = k.keyBlockRange(
-      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK);
+      plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK, sizes);
   // Split keys: this CTA's share of them, and its rows of the partials.
   Value outBatch = bi, oDst = out, lseDst = lse;
   if (plan.kvSplits > 1) {
@@ -296,8 +299,8 @@ void MmaSyncForwardKernel::emit() {
     Value group;
     for (int64_t st = 0; st < kStages - 1; ++st) {
       Value kb = prefetched(k, k.add(kbBegin, k.idx(st)));
-      copyBlock(k, key, bi, kvh, kBuf, D, kb, k.idx(st), tokens);
-      copyBlock(k, value, bi, kvh, vBuf, Dv, kb, k.idx(st), tokens);
+      copyBlock(k, key, bi, kvh, kBuf, D, kb, k.idx(st), tokens, lastRow);
+      copyBlock(k, value, bi, kvh, vBuf, Dv, kb, k.idx(st), tokens, lastRow);
       group = commit(k, tokens);
     }
     waitOldest(k, group);
@@ -333,8 +336,8 @@ void MmaSyncForwardKernel::emit() {
     Value next = e.remu(e.sub(ahead, kbBegin), kStages);
     SmallVector<Value> tokens;
     Value copied = prefetched(e, ahead);
-    copyBlock(e, key, bi, kvh, kBuf, D, copied, next, tokens);
-    copyBlock(e, value, bi, kvh, vBuf, Dv, copied, next, tokens);
+    copyBlock(e, key, bi, kvh, kBuf, D, copied, next, tokens, lastRow);
+    copyBlock(e, value, bi, kvh, vBuf, Dv, copied, next, tokens, lastRow);
     Value group = commit(e, tokens);
 
     SmallVector<Value> cur(iter.begin(), iter.end());
@@ -389,7 +392,7 @@ void MmaSyncForwardKernel::emit() {
           [&](int64_t mt, int64_t j, int64_t i) {
             return coordinates(mt, j, i);
           },
-          masked, k0, t2, rows[0]);
+          masked, k0, t2, rows[0], sizes);
 
       // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
       // i / 2 == r); m is kept scaled (log2 domain).
@@ -441,7 +444,8 @@ void MmaSyncForwardKernel::emit() {
   // The blocks every row sees whole run the mask-free body, the others
   // (the structural mask's edges, the key tail) the masked one.
   SmallVector<Value> state =
-      runKeyBlocks(k, plan, q0, kBQ, kBK, kbBegin, kbEnd, init, blockBody);
+      runKeyBlocks(k, plan, sizes, q0, kBQ, kBK, kbBegin, kbEnd, init,
+                   blockBody);
 
   // With more than two stages, prefetches past the last block may still be
   // in flight: drain them (an empty group, then wait for all) so that no

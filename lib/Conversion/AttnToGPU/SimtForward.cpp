@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SimtForward.h"
+#include "Staging.h"
 #include "TileScheduler.h"
 
 #include "attnfuse/Dialect/Attn/Utils/ScoreUtils.h"
@@ -67,8 +68,9 @@ public:
   void emit();
 
 private:
-  /// Loads rows [k0, k0 + BK) of src[bi, kvh] (clamped to Nk) into `buf`
-  /// (f32), four elements per access.
+  /// Loads rows [k0, k0 + BK) of src[bi, kvh] (clamped to Nk, or with key
+  /// lengths to the batch's last valid key: lastKeyRow) into `buf` (f32),
+  /// four elements per access.
   void loadBlock(KB &k, Value src, Value buf, int64_t width, Value k0);
   /// The masked score of key `kk` of the current block, in log2 units.
   Value score(KB &k, ArrayRef<Value> qRegs, Value kk, Value kGlobal);
@@ -86,6 +88,10 @@ private:
   // The row's query position in the op (packed grouped queries: qClamped
   // mod the period, KernelPlan::queryPeriod), for the scores.
   Value qPosition;
+  // The sizes the CTA's batch sees (KernelArgs::sizesAt), and the last key
+  // row its loads read with key lengths (null: Nk - 1).
+  attn::SizeValues sizes;
+  Value lastRow;
 };
 
 void SimtForwardKernel::forEachOwned(KB &k, Value buf, Value kk, int64_t width,
@@ -114,7 +120,7 @@ void SimtForwardKernel::loadBlock(KB &k, Value src, Value buf, int64_t width,
       KB e{nb, nl};
       Value row = e.divu(flat, width / 4);
       Value col = e.mul(e.remu(flat, width / 4), e.idx(4));
-      Value kr = e.min(e.add(k0, row), e.idx(plan.Nk - 1));
+      Value kr = e.min(e.add(k0, row), lastRow ? lastRow : e.idx(plan.Nk - 1));
       Value vec = vector::LoadOp::create(nb, nl, in4, src,
                                          ValueRange{bi, kvh, kr, col},
                                          /*nontemporal=*/false, align4(src));
@@ -153,7 +159,8 @@ Value SimtForwardKernel::score(KB &k, ArrayRef<Value> qRegs, Value kk,
   if (plan.foldedScale) {
     // q already carries scale * log2 e.
     t = s;
-    Value visible = buildStructuralMaskVisible(b, loc, plan.op, qPosition, kc);
+    Value visible =
+        buildStructuralMaskVisible(b, loc, plan.op, qPosition, kc, &sizes);
     if (keepElem)
       visible =
           visible ? arith::AndIOp::create(b, loc, visible, keepElem) : keepElem;
@@ -163,7 +170,7 @@ Value SimtForwardKernel::score(KB &k, ArrayRef<Value> qRegs, Value kk,
     Value biasElem = bias ? k.loadBroadcast(bias, bhqk) : Value();
     t = buildMaskedScore(b, loc, plan.op, s, bhqk, biasElem, keepElem,
                          /*applyStructuralMask=*/true, /*derivative=*/nullptr,
-                         getCaptures());
+                         getCaptures(), &sizes);
     t = k.toLog2(t);
   }
   // Keys past the end of the sequence (the tail of the last block).
@@ -215,10 +222,14 @@ void SimtForwardKernel::emit() {
     }
   }
 
-  // Key blocks that the structural mask can show to rows [q0, q0 + BQ).
+  // Key blocks that the structural mask can show to rows [q0, q0 + BQ),
+  // of the batch's keys.
+  sizes = sizesAt(plan, b, loc, bi);
+  if (sizes.validKeys)
+    lastRow = lastKeyRow(k, plan, sizes, BK);
   Value kbBegin, kbEnd;
   std::tie(kbBegin, kbEnd) = k.keyBlockRange(
-      plan, q0, k.min(k.idx(BQ), k.sub(k.idx(plan.Nq), q0)), BK);
+      plan, q0, k.min(k.idx(BQ), k.sub(k.idx(plan.Nq), q0)), BK, sizes);
 
   SmallVector<Value> init = {k.f32(kNegInf), k.f32(0.0)};
   for (int64_t i = 0; i < ev; ++i)

@@ -33,33 +33,52 @@ void attnfuse::gpu_kernels::forEachItem(KB &k, Value tid, int64_t threads,
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
-    KB &k, const KernelPlan &plan, Value q0, int64_t blockQ, int64_t blockK,
-    Value kbBegin, Value kbEnd, ValueRange state, KeyBlockBody body) {
+    KB &k, const KernelPlan &plan, const attn::SizeValues &sizes, Value q0,
+    int64_t blockQ, int64_t blockK, Value kbBegin, Value kbEnd,
+    ValueRange state, KeyBlockBody body) {
   const MaskWindow &w = plan.window;
   // Packed grouped queries: the rows hold every position of the period.
   if (plan.queryPeriod) {
     q0 = k.idx(0);
     blockQ = plan.queryPeriod;
   }
+  // An offset that follows the tile's key lengths moves the rows by it.
+  int64_t offset = w.offset;
+  if (!w.hasStaticOffset()) {
+    q0 = k.add(q0, k.index(sizes.maskOffset));
+    offset = 0;
+  }
   Value fullBegin = kbBegin, fullEnd = kbEnd;
   if (plan.leftBounded)
     fullBegin = k.min(
-        kbEnd,
-        k.max(kbBegin, k.floorDiv(k.add(q0, k.idx(blockQ - 1 + w.offset -
-                                                  w.left + blockK - 1)),
-                                  blockK)));
+        kbEnd, k.max(kbBegin, k.floorDiv(k.add(q0, k.idx(blockQ - 1 + offset -
+                                                         w.left + blockK - 1)),
+                                         blockK)));
   if (plan.rightBounded)
     fullEnd = k.min(
         fullEnd,
-        k.add(k.floorDiv(k.add(q0, k.idx(w.offset + w.right - (blockK - 1))),
+        k.add(k.floorDiv(k.add(q0, k.idx(offset + w.right - (blockK - 1))),
                          blockK),
               k.idx(1)));
   bool tail = plan.Nk % blockK != 0;
-  if (tail)
+  if (sizes.validKeys)
+    fullEnd = k.min(fullEnd, k.divu(k.index(sizes.validKeys), blockK));
+  else if (tail)
     fullEnd = k.min(fullEnd, k.idx(plan.numKB - 1));
   fullEnd = k.max(fullEnd, fullBegin);
   return runBlockLoops(k, kbBegin, fullBegin, fullEnd, kbEnd, plan.leftBounded,
-                       plan.rightBounded || tail, state, body);
+                       plan.rightBounded || tail || sizes.validKeys, state,
+                       body);
+}
+
+Value attnfuse::gpu_kernels::lastKeyRow(KB &k, const KernelPlan &plan,
+                                        const attn::SizeValues &sizes,
+                                        int64_t blockK) {
+  if (sizes.validKeys)
+    return k.sub(k.max(k.index(sizes.validKeys), k.idx(1)), k.idx(1));
+  if (plan.Nk % blockK != 0)
+    return k.idx(plan.Nk - 1);
+  return Value();
 }
 
 SmallVector<Value> attnfuse::gpu_kernels::runBlockLoops(

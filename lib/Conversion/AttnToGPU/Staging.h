@@ -40,17 +40,29 @@ using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,
                                        Value kb, ValueRange state)>;
 
 /// Runs `body` over the key blocks [kbBegin, kbEnd) of blockK keys for the
-/// query rows [q0, q0 + blockQ), from `state`, and returns the final state.
-/// The blocks every row sees whole (all rows see keys [k0, k0 + BK) iff
+/// query rows [q0, q0 + blockQ) of a tile with sizes `sizes`
+/// (KernelArgs::sizesAt), from `state`, and returns the final state. The
+/// blocks every row sees whole (all rows see keys [k0, k0 + BK) iff
 /// k0 >= q0 + BQ - 1 + off - left and k0 + BK - 1 <= q0 + off + right, and
-/// no key is past Nk) run an unmasked loop; the ones before them (left
-/// window edge) and after them (causal diagonal, right edge, key tail) a
-/// masked one. With packed grouped queries the rows are every position of
-/// the period (KernelPlan::queryPositions).
-SmallVector<Value> runKeyBlocks(KB &k, const KernelPlan &plan, Value q0,
+/// no key is past Nk or the tile's valid keys) run an unmasked loop; the
+/// ones before them (left window edge) and after them (causal diagonal,
+/// right edge, key tail, the batch's last valid key) a masked one. With
+/// packed grouped queries the rows are every position of the period
+/// (KernelPlan::queryPositions).
+SmallVector<Value> runKeyBlocks(KB &k, const KernelPlan &plan,
+                                const attn::SizeValues &sizes, Value q0,
                                 int64_t blockQ, int64_t blockK, Value kbBegin,
                                 Value kbEnd, ValueRange state,
                                 KeyBlockBody body);
+
+/// The last key row the loads of a tile with sizes `sizes` may read (a row
+/// past it reads it instead, a value the masks then hide): with key lengths
+/// validKeys - 1, at least 0 (a batch without keys prefetches too), so that
+/// no row of the cache past the batch's length is read (whatever it holds,
+/// even NaN, never reaches P V); Nk - 1 with a tail of `blockK`; null
+/// otherwise (no clamp).
+Value lastKeyRow(KB &k, const KernelPlan &plan, const attn::SizeValues &sizes,
+                 int64_t blockK);
 
 /// The loops of runKeyBlocks over blocks [begin, end): [begin, fullBegin)
 /// masked (when `maskedBefore`), [fullBegin, fullEnd) not, [fullEnd, end)

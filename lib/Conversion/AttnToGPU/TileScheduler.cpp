@@ -94,9 +94,9 @@ static bool sharesBiasAcrossBatch(const KernelPlan &plan) {
          type.getDimSize(1) == plan.Hq;
 }
 
-TileScheduler::TileScheduler(const KernelPlan &plan, int64_t blockQ,
-                             int64_t blockK)
-    : plan(plan), blockQ(blockQ), blockK(blockK),
+TileScheduler::TileScheduler(const KernelPlan &plan, const KernelArgs &args,
+                             int64_t blockQ, int64_t blockK)
+    : plan(plan), args(args), blockQ(blockQ), blockK(blockK),
       batchFastest(sharesBiasAcrossBatch(plan)) {}
 
 LaunchShape TileScheduler::getLaunchShape(const KernelPlan &plan) {
@@ -141,9 +141,10 @@ SmallVector<Value> TileScheduler::forEachTile(
     tl.kvh = x.divu(tl.hi, plan.G);
     tl.round = round;
     tl.q0 = x.mul(qb, x.idx(blockQ));
+    tl.sizes = args.sizesAt(plan, x.b, x.loc, tl.bi);
     std::tie(tl.kbBegin, tl.kbEnd) = x.keyBlockRange(
         plan, tl.q0, x.min(x.idx(blockQ), x.sub(x.idx(plan.Nq), tl.q0)),
-        blockK);
+        blockK, tl.sizes);
     return body(x, tl, iter);
   };
   Value cta = gpu::BlockIdOp::create(e.b, e.loc, gpu::Dimension::x);

@@ -52,10 +52,12 @@ std::pair<Value, Value> splitKeyBlocks(KB &k, const KernelPlan &plan,
                                        Value kbEnd);
 
 /// One tile of a persistent kernel: its batch, head and K/V head, its query
-/// rows from q0, the key blocks [kbBegin, kbEnd) its rows can see, and its
-/// place among the CTA's tiles (round: 0, 1, ...).
+/// rows from q0, the key blocks [kbBegin, kbEnd) its rows can see, its
+/// place among the CTA's tiles (round: 0, 1, ...) and the sizes it sees
+/// (KernelArgs::sizesAt: its batch's key length).
 struct Tile {
   Value bi, hi, kvh, q0, kbBegin, kbEnd, round;
+  attn::SizeValues sizes;
   /// Whether the tile has a key block: signed, since the range's end is
   /// negative when a window shows the tile's rows no key at all (Nq > Nk,
   /// bottom-right); unsigned, it would wrap, and the consumers would wait
@@ -68,7 +70,8 @@ struct Tile {
 /// tile, -1), each walking its tiles in the one-CTA-per-tile grid's order.
 class TileScheduler {
 public:
-  TileScheduler(const KernelPlan &plan, int64_t blockQ, int64_t blockK);
+  TileScheduler(const KernelPlan &plan, const KernelArgs &args, int64_t blockQ,
+                int64_t blockK);
   /// min(tiles, persistent-ctas) CTAs, or one per tile with
   /// persistent-ctas = -1; x alone.
   static LaunchShape getLaunchShape(const KernelPlan &plan);
@@ -88,6 +91,7 @@ private:
   bool walksUnits() const;
 
   const KernelPlan &plan;
+  const KernelArgs &args;
   const int64_t blockQ, blockK;
   /// Whether the tiles' (batch, head) index walks the batch fastest: a bias
   /// one per head, the same for every batch element (a [1, H, Nq, Nk] bias;

@@ -21,7 +21,8 @@ using namespace attnfuse;
 using namespace attnfuse::gpu_kernels;
 
 bool attnfuse::gpu_kernels::loadsByTma(const KernelPlan &plan) {
-  return plan.cfg.tma && plan.D % 8 == 0 && plan.Dv % 8 == 0;
+  return plan.cfg.tma && plan.D % 8 == 0 && plan.Dv % 8 == 0 &&
+         !plan.keyLengths;
 }
 
 Value TileLayout::chunkOffset(KB &e, Value line, Value chunk) const {

@@ -50,8 +50,11 @@ constexpr bool fitsPool(int64_t consumers) {
 static_assert(fitsPool(2) && fitsPool(3),
               "the register split exceeds the CTA's pool");
 
-/// Whether a wgmma kernel loads its operands by TMA: the tma option, and
-/// rows whose strides are multiples of 16 bytes (TMA's global strides).
+/// Whether a wgmma kernel loads its operands by TMA: the tma option, rows
+/// whose strides are multiples of 16 bytes (TMA's global strides), and no
+/// key lengths (a box would read a batch's keys past its length, which may
+/// hold anything, NaN included, and 0 * NaN reaches O; cp.async clamps the
+/// rows to the last valid key, lastKeyRow).
 bool loadsByTma(const KernelPlan &plan);
 
 /// A tile of `lines` rows of a row-major source (Q, K or V), each of

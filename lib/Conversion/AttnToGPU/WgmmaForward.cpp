@@ -122,7 +122,7 @@ public:
         WgmmaBlocks(plan, /*tma=*/!plan.tensorMaps.empty(),
                     WgmmaForwardLayout(plan).barrierOffset()),
         b(b), loc(loc), k{b, loc}, layout(plan),
-        scheduler(plan, 16 * plan.cfg.warps, plan.cfg.blockK),
+        scheduler(plan, *this, 16 * plan.cfg.warps, plan.cfg.blockK),
         kBK(plan.cfg.blockK), kStages(plan.cfg.stages),
         tail(plan.Nk % plan.cfg.blockK != 0) {}
   void emit();
@@ -234,7 +234,7 @@ void WgmmaForwardKernel::emitProducer(OpBuilder &pb, int64_t registers) {
                   });
                 };
                 Value k0 = e.mul(kb, e.idx(kBK));
-                Value last = tail ? e.idx(plan.Nk - 1) : Value();
+                Value last = lastKeyRow(e, plan, tl.sizes, kBK);
                 // Rows k0 .. of `src` into the stage of the tile at `offset`,
                 // once its `empty` barrier allows; signals `full` as the
                 // copies land.
@@ -457,7 +457,7 @@ Value WgmmaForwardKernel::emitConsumerTile(KB &c, const Tile &tl, Value ring,
         [&](int64_t, int64_t j, int64_t i) {
           return coordinates(e, kb, j, i, true);
         },
-        masked, e.mul(kb, e.idx(kBK)), t2, rows[0]);
+        masked, e.mul(kb, e.idx(kBK)), t2, rows[0], tl.sizes);
     RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
     DropoutDraws dropout(plan.op, seed, kBK % 32 == 0);
     for (int64_t ks = 0; ks < kP; ++ks)
@@ -553,7 +553,8 @@ Value WgmmaForwardKernel::emitConsumerTile(KB &c, const Tile &tl, Value ring,
     scf::YieldOp::create(lb, ll, next);
   };
   SmallVector<Value> loopState =
-      runKeyBlocks(c, plan, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)), kbEnd,
+      runKeyBlocks(c, plan, tl.sizes, q0, kBQ, kBK, c.add(kbBegin, c.idx(1)),
+                   kbEnd,
                    first.getResults(), blockBody);
   // Every S of the tile was waited for: the producer may load another Q
   // into its buffer.

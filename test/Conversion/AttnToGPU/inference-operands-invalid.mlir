@@ -1,19 +1,10 @@
-// convert-attn-to-gpu takes no per-batch key lengths, no paged K/V and no
-// packed sequences: an op with any (forward or backward) is refused at the op,
+// convert-attn-to-gpu takes no paged K/V, no packed sequences and no
+// per-batch key lengths in the backward (the forward kernels take key
+// lengths: forward-key-lengths.mlir): an op with any is refused at the op,
 // on every family, naming the pass that expresses them through a keep mask.
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=simt" -split-input-file -verify-diagnostics
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=mma_sync chip=sm_80" -split-input-file -verify-diagnostics
 // RUN: attnfuse-opt %s --convert-attn-to-gpu="mma=wgmma chip=sm_90a" -split-input-file -verify-diagnostics
-
-func.func @lengths(%q: tensor<2x4x1x64xf16>, %k: tensor<2x1x128x64xf16>, %v: tensor<2x1x128x64xf16>,
-                   %lens: tensor<2xi32>) -> tensor<2x4x1x64xf16> {
-  // expected-error @+1 {{convert-attn-to-gpu: the GPU kernels take no per-batch key lengths (key_lengths) (run attn-expand-inference-operands first, as attn-lower-to-nvvm-pipeline does)}}
-  %o = attn.attention ins(%q, %k, %v : tensor<2x4x1x64xf16>, tensor<2x1x128x64xf16>, tensor<2x1x128x64xf16>)
-      key_lengths(%lens : tensor<2xi32>) -> tensor<2x4x1x64xf16>
-  return %o : tensor<2x4x1x64xf16>
-}
-
-// -----
 
 func.func @paged(%q: tensor<2x4x1x64xf16>, %k: tensor<9x1x16x64xf16>, %v: tensor<9x1x16x64xf16>,
                  %table: tensor<2x8xi32>) -> tensor<2x4x1x64xf16> {

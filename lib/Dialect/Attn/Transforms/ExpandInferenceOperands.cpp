@@ -182,10 +182,14 @@ namespace {
 struct AttnExpandInferenceOperandsPass
     : attnfuse::attn::impl::AttnExpandInferenceOperandsBase<
           AttnExpandInferenceOperandsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<AttentionOpInterface> ops;
     getOperation()->walk([&](AttentionOpInterface op) {
-      if (hasInferenceOperands(op))
+      bool keptKeyLengths = keepForwardKeyLengths &&
+                            isa<AttentionOp>(op.getOperation()) &&
+                            !op.isPaged() && !op.isPacked();
+      if (hasInferenceOperands(op) && !keptKeyLengths)
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -54,7 +54,9 @@ std::string attnfuse::attn::getGroupedQueryPackingBlocker(
   for (Value side : {op.getBias(), op.getKeepMask()})
     if (side && variesOverHeadsOrQueries(side))
       return "a bias or keep mask that varies over the query heads or rows";
-  if (hasInferenceOperands(op))
+  // Key lengths are per batch, the same for a K/V head's rows: they pack
+  // where the structural mask (whose offset may follow them) stays.
+  if (op.isPacked() || (!keepsStructuralMask && hasInferenceOperands(op)))
     return "key lengths, a block table or packed sequences";
   if (!keepsStructuralMask) {
     MaskWindow w = op.getMaskWindow();

@@ -49,8 +49,10 @@ SizeValues materializeSizes(OpBuilder &b, Location loc,
 }
 
 SizeValues sizesAtBatch(OpBuilder &b, Location loc, AttentionOpInterface op,
-                        const SizeValues &sizes, Value batch) {
-  Value lengths = op.getKeyLengthsValue();
+                        const SizeValues &sizes, Value batch,
+                        Value lengths) {
+  if (!lengths)
+    lengths = op.getKeyLengthsValue();
   if (!lengths)
     return sizes;
   SizeValues v = sizes;

@@ -129,7 +129,17 @@ def AttnExpandInferenceOperands : Pass<"attn-expand-inference-operands"> {
     positions. For a target whose kernels take none of them: the GPU
     pipeline runs it before `convert-attn-to-gpu`. The result computes the
     same function, without block skipping by length or sequence.
+
+    With `keep-forward-key-lengths`, an `attn.attention` whose only such
+    operand is `key_lengths` keeps it: the GPU's forward kernels take key
+    lengths natively (each tile visits only its batch's key blocks).
   }];
+  let options = [
+    Option<"keepForwardKeyLengths", "keep-forward-key-lengths", "bool",
+           /*default=*/"false",
+           "Leave key_lengths on an attn.attention without a block table or "
+           "packed sequences (a target whose forward kernels take them)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",

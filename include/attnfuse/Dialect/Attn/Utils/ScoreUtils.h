@@ -34,11 +34,14 @@ SizeValues materializeSizes(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The sizes of batch `batch` (an index value): `sizes` with, for an op with
 /// key lengths, `validKeys` = clamp(key_lengths[batch], 0, Nk) and the mask
-/// offset that follows from it (docs/Semantics.md, "Key lengths"). `sizes`
-/// unchanged without key lengths.
+/// offset that follows from it, validKeys - sizes.queryLength where the op's
+/// offset is not static (docs/Semantics.md, "Key lengths"). `sizes`
+/// unchanged without key lengths. `lengths`: the [B] tensor to read them
+/// from where it is not the op's operand (a GPU kernel's view of its
+/// argument).
 SizeValues sizesAtBatch(mlir::OpBuilder &b, mlir::Location loc,
                         AttentionOpInterface op, const SizeValues &sizes,
-                        mlir::Value batch);
+                        mlir::Value batch, mlir::Value lengths = {});
 
 /// Where key position `k` of batch `batch` (index values) lives in paged K/V:
 /// slot `k % pageSize` of page `block_table[batch, k / pageSize]`. `valid` is
