@@ -31,11 +31,12 @@ usage: PYTHONPATH=bundle/python python3 bench/bench_decode.py
 (--quick: the B = 8 rows; --only: the rows whose name, e.g. b8_nk8192_nq16,
 contains SUBSTR; --json: all rows to OUT; --variant: one more attnfuse
 column per option string, e.g. "mma=mma_sync kv-splits=8", compiled with
-attnfuse.torch.kernel_options; a string that starts with the word
-"lengths" also passes key_lengths = Nk for every batch (a full cache
-through the per-batch lengths path, as flash_attn_with_kvcache's
-cache_seqlens: what reading the lengths costs), e.g. "lengths" or
-"lengths mma=mma_sync")
+attnfuse.torch.kernel_options; the word "lengths" in it also passes
+key_lengths = Nk for every batch (a full cache through the per-batch
+lengths path, as flash_attn_with_kvcache's cache_seqlens: what reading
+the lengths costs), and "pages=P" reads K and V from a paged cache of
+pages of P keys, the pages shuffled, through a block table (with the
+lengths), e.g. "lengths", "pages=16" or "pages=64 mma=mma_sync")
 """
 import argparse
 import json
@@ -112,14 +113,29 @@ def run_row(b, nk, nq, fa4, variants=()):
     full = torch.full((b,), nk, dtype=torch.int32, device="cuda")
     for opts in variants:
         words = opts.split()
-        lengths = full if words[:1] == ["lengths"] else None
-        options = " ".join(words[1:] if lengths is not None else words)
+        size = next((int(w[6:]) for w in words if w.startswith("pages=")), 0)
+        lengths = full if size or "lengths" in words else None
+        options = " ".join(w for w in words
+                           if w != "lengths" and not w.startswith("pages="))
+        kk, vv, table = k, v, None
+        if size:
+            # Page i of batch b at a shuffled place: K/V [B * Nk / size,
+            # Hkv, size, D].
+            n = nk // size
+            perm = torch.randperm(b * n, device="cuda")
+            table = perm.view(b, n).to(torch.int32)
+            kk, vv = (torch.empty_like(t.view(b, HKV, n, size, D).permute(
+                0, 2, 1, 3, 4).reshape(b * n, HKV, size, D)) for t in (k, v))
+            for src, dst in ((k, kk), (v, vv)):
+                dst[perm] = src.view(b, HKV, n, size, D).permute(
+                    0, 2, 1, 3, 4).reshape(b * n, HKV, size, D)
 
-        def variant_call(options=options, lengths=lengths):
+        def variant_call(options=options, lengths=lengths, kk=kk, vv=vv,
+                         table=table):
             with aft.kernel_options(options):
-                return aft.attention(q, k, v, causal=causal,
+                return aft.attention(q, kk, vv, causal=causal,
                                      alignment="bottom_right",
-                                     key_lengths=lengths)
+                                     key_lengths=lengths, block_table=table)
         impls["attnfuse " + opts] = variant_call
     if fa4 is not None:
         tq, tk, tv = (t.transpose(1, 2).contiguous() for t in (q, k, v))

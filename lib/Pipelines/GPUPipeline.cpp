@@ -277,10 +277,10 @@ void attnfuse::buildAttnGPUKernelsPipeline(OpPassManager &pm,
   }
 
   // The fused kernels and their launches. The forward kernels take key
-  // lengths; a block table, packed sequences and the backward's key lengths
-  // become a keep mask (and gathered K/V) first.
+  // lengths and paged K/V; packed sequences and the backward's key lengths
+  // become a keep mask first.
   pm.addPass(attn::createAttnExpandInferenceOperands(
-      {/*keepForwardKeyLengths=*/true}));
+      {/*keepForwardCacheOperands=*/true}));
   pm.addPass(createConvertAttnToGPUPass(options.getKernelOptions()));
   pm.addPass(createCanonicalizerPass());
 

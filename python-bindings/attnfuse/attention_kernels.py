@@ -73,7 +73,10 @@ class AttentionConfig:
     key_lengths: the element type ("i32" or "i64") of per-batch key
     lengths [B] the kernels take at launch (a KV cache's lengths, a padded
     batch: docs/Semantics.md "Key lengths"; None: every batch has Nk
-    keys)."""
+    keys). block_table: the element type of a block table [B, seq_k /
+    page_size] over paged K and V [pages, heads_kv, page_size, D]
+    (docs/Semantics.md "Paged K/V"; None: K and V are [B, heads_kv, seq_k,
+    D])."""
     dtype: str
     batch: int
     heads_q: int
@@ -95,6 +98,9 @@ class AttentionConfig:
     options: str = ""
     layout: str = "bhnd"
     key_lengths: Optional[str] = None
+    block_table: Optional[str] = None
+    page_size: int = 0
+    pages: int = 0
 
     def kernel_options(self, which: str) -> str:
         """attn-lower-to-nvvm-pipeline's options for `which` kernels:
@@ -119,9 +125,16 @@ class AttentionConfig:
             fail(f"heads_q = {self.heads_q} is not a multiple of heads_kv = "
                  f"{self.heads_kv} (GQA/MQA share each KV head among the "
                  "same number of query heads)")
-        if self.key_lengths not in (None, "i32", "i64"):
-            fail(f"key_lengths must be None, 'i32' or 'i64', got "
-                 f"{self.key_lengths!r}")
+        for name in ("key_lengths", "block_table"):
+            if getattr(self, name) not in (None, "i32", "i64"):
+                fail(f"{name} must be None, 'i32' or 'i64', got "
+                     f"{getattr(self, name)!r}")
+        if self.block_table and (
+                self.page_size < 1 or self.pages < 1 or
+                self.seq_k % self.page_size):
+            fail(f"a block table needs pages >= 1 of page_size >= 1 keys "
+                 f"dividing seq_k = {self.seq_k}, got {self.pages} pages of "
+                 f"{self.page_size}")
         if self.layout not in ("bhnd", "bnhd"):
             fail(f"layout must be 'bhnd' or 'bnhd', got {self.layout!r}")
         if self.alignment not in ("top_left", "bottom_right"):
@@ -173,10 +186,12 @@ class AttentionConfig:
         t = self.dtype
         q = f"tensor<{self.batch}x{self.heads_q}x{self.seq_q}x" \
             f"{self.head_dim_qk}x{t}>"
-        k = f"tensor<{self.batch}x{self.heads_kv}x{self.seq_k}x" \
-            f"{self.head_dim_qk}x{t}>"
-        v = f"tensor<{self.batch}x{self.heads_kv}x{self.seq_k}x" \
-            f"{self.head_dim_v}x{t}>"
+        # K and V: [B, Hkv, Nk, D], or [pages, Hkv, page_size, D] paged.
+        rows = (f"{self.pages}x{self.heads_kv}x{self.page_size}"
+                if self.block_table else
+                f"{self.batch}x{self.heads_kv}x{self.seq_k}")
+        k = f"tensor<{rows}x{self.head_dim_qk}x{t}>"
+        v = f"tensor<{rows}x{self.head_dim_v}x{t}>"
         o = f"tensor<{self.batch}x{self.heads_q}x{self.seq_q}x" \
             f"{self.head_dim_v}x{t}>"
         lse = f"tensor<{self.batch}x{self.heads_q}x{self.seq_q}xf32>"
@@ -196,6 +211,9 @@ class AttentionConfig:
         if self.key_lengths:
             clauses += (f" key_lengths(%key_lengths : "
                         f"{self._key_lengths_type()})")
+        if self.block_table:
+            clauses += (f" block_table(%block_table : "
+                        f"{self._block_table_type()})")
         attrs = self._mask()
         if self.dropout_p:
             attrs["dropout_p"] = f"{float(self.dropout_p)!r} : f32"
@@ -225,10 +243,16 @@ class AttentionConfig:
             args += ", %seed: i64"
         if self.key_lengths:
             args += f", %key_lengths: {self._key_lengths_type()}"
+        if self.block_table:
+            args += f", %block_table: {self._block_table_type()}"
         return args
 
     def _key_lengths_type(self) -> str:
         return f"tensor<{self.batch}x{self.key_lengths}>"
+
+    def _block_table_type(self) -> str:
+        return (f"tensor<{self.batch}x{self.seq_k // self.page_size}x"
+                f"{self.block_table}>")
 
 
 class _Layout:
@@ -285,7 +309,11 @@ def forward_module(cfg: AttentionConfig) -> str:
 def backward_module(cfg: AttentionConfig) -> str:
     """`@backward(q, k, v, o, lse, do, [bias], [seed], [key_lengths]) ->
     (dq, dk, dv [, dbias])`: one attn.attention_backward (all but lse and
-    the bias in the configuration's layout)."""
+    the bias in the configuration's layout). Paged K/V have no backward
+    (attn.attention_backward takes no block table)."""
+    if cfg.block_table:
+        raise ValueError("attention configuration: paged K/V (block_table) "
+                         "have no backward")
     q, k, v, o, lse, bias = cfg._types()
     clauses, attrs, region = cfg._operands_and_attributes()
     lay = _Layout(cfg)

@@ -55,8 +55,9 @@ __all__ = ["attention", "flash_attn_func", "flash_attn_with_kvcache",
 # window_left, window_right, alignment, softcap, scale, dropout_p,
 # deterministic (the backward's options).
 _FLAGS = 8
-# The element types of key lengths, as AttentionConfig names them.
-_KEY_LENGTH_TYPES = {torch.int32: "i32", torch.int64: "i64"}
+# The element types of key lengths and block tables, as AttentionConfig
+# names them.
+_INDEX_TYPES = {torch.int32: "i32", torch.int64: "i64"}
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16",
            torch.float32: "f32"}
 
@@ -97,17 +98,25 @@ def _chip(device: torch.device) -> str:
 
 def _config(q, k, v, bias, layout, causal, window_left, window_right,
             alignment, softcap, scale, dropout_p, deterministic,
-            bias_grad=False, key_lengths=None) -> _kernels.AttentionConfig:
+            bias_grad=False, key_lengths=None, block_table=None
+            ) -> _kernels.AttentionConfig:
+    # block_table: (element type, entries per batch) of paged K/V.
+    paged = block_table is not None
     return _kernels.AttentionConfig(
         dtype=_DTYPES[q.dtype], batch=q.shape[0], heads_q=q.shape[1],
-        heads_kv=k.shape[1], seq_q=q.shape[2], seq_k=k.shape[2],
+        heads_kv=k.shape[1],
+        seq_q=q.shape[2],
+        seq_k=block_table[1] * k.shape[2] if paged else k.shape[2],
         head_dim_qk=q.shape[3], head_dim_v=v.shape[3], causal=causal,
         window=(window_left, window_right), alignment=alignment,
         softcap=softcap, scale=scale,
         bias_shape=None if bias is None else tuple(bias.shape),
         bias_grad=bias_grad, dropout_p=dropout_p, chip=_chip(q.device),
         deterministic=deterministic, options=_options, layout=layout,
-        key_lengths=key_lengths)
+        key_lengths=key_lengths,
+        block_table=block_table[0] if paged else None,
+        page_size=k.shape[2] if paged else 0,
+        pages=k.shape[0] if paged else 0)
 
 
 def _in_layout(t: torch.Tensor, layout: str) -> bool:
@@ -213,21 +222,24 @@ def _forward_kernels(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              causal: bool, window_left: int, window_right: int,
              alignment: str, softcap: float, scale: Optional[float],
              dropout_p: float, deterministic: bool,
-             key_lengths: Optional[torch.Tensor] = None
+             key_lengths: Optional[torch.Tensor] = None,
+             block_table: Optional[torch.Tensor] = None
              ) -> Tuple[torch.Tensor, torch.Tensor]:
     layout = _layout(q, k, v)
     q, k, v = (_ready(t, layout) for t in (q, k, v))
-    bias, key_lengths = _ready(bias), _ready(key_lengths)
-    launches = _launches("forward", q, k, v, bias, layout, causal,
-                         window_left, window_right, alignment, softcap, scale,
-                         dropout_p, deterministic, False,
-                         _KEY_LENGTH_TYPES.get(getattr(key_lengths, "dtype",
-                                                       None)))
+    bias, key_lengths, block_table = (_ready(t) for t in
+                                      (bias, key_lengths, block_table))
+    launches = _launches(
+        "forward", q, k, v, bias, layout, causal, window_left, window_right,
+        alignment, softcap, scale, dropout_p, deterministic, False,
+        _INDEX_TYPES.get(getattr(key_lengths, "dtype", None)),
+        None if block_table is None else
+        (_INDEX_TYPES[block_table.dtype], block_table.shape[1]))
     o = _empty_like(q, q.shape[:3] + (v.shape[3],), layout)
     lse = q.new_empty(q.shape[:3], dtype=torch.float32)
     values = {"q": q, "k": k, "v": v, "bias": bias,
-              "seed": _seed_value(seed), "key_lengths": key_lengths, "o": o,
-              "lse": lse}
+              "seed": _seed_value(seed), "key_lengths": key_lengths,
+              "block_table": block_table, "o": o, "lse": lse}
     if launches.splits:
         values["o_partial"] = o.new_empty(
             (launches.splits * o.shape[0],) + tuple(o.shape[1:]),
@@ -245,7 +257,8 @@ _forward = torch.library.custom_op(
 
 @_forward.register_fake
 def _(q, k, v, bias, seed, causal, window_left, window_right, alignment,
-      softcap, scale, dropout_p, deterministic, key_lengths=None):
+      softcap, scale, dropout_p, deterministic, key_lengths=None,
+      block_table=None):
     return (_empty_like(q, q.shape[:3] + (v.shape[3],), _layout(q, k, v)),
             q.new_empty(q.shape[:3], dtype=torch.float32))
 
@@ -307,8 +320,9 @@ def _(do, q, k, v, o, lse, bias, seed, causal, window_left, window_right,
 
 
 def _setup_context(ctx, inputs, output):
-    # The flags (causal ... deterministic), then the key lengths where given,
-    # which take no gradient (_check refuses them where one is needed).
+    # The flags (causal ... deterministic), then the key lengths and block
+    # table where given, which take no gradient (_check refuses them where
+    # one is needed).
     q, k, v, bias, seed, *options = inputs
     options = options[:_FLAGS]
     o, lse = output
@@ -350,7 +364,8 @@ class _EagerAttention(torch.autograd.Function):
     backward = staticmethod(_gradients_by(_backward_kernels))
 
 
-def _check(q, k, v, bias, window, dropout_p, generator, key_lengths=None):
+def _check(q, k, v, bias, window, dropout_p, generator, key_lengths=None,
+           block_table=None):
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4:
             raise ValueError(f"attnfuse.torch: {name} must be a 4-d tensor, "
@@ -368,11 +383,16 @@ def _check(q, k, v, bias, window, dropout_p, generator, key_lengths=None):
         raise ValueError("attnfuse.torch: q, k, v are on different devices")
     (b, hq, _, d), (bk, hkv, nk, dk), (bv, hv, nv, _) = (q.shape, k.shape,
                                                           v.shape)
-    if (bk, dk) != (b, d) or (bv, hv, nv) != (bk, hkv, nk):
+    # Paged: K and V are [pages, Hkv, page_size, D], any number of pages.
+    if (bk if block_table is None else b, dk) != (b, d) or \
+            (bv, hv, nv) != (bk, hkv, nk):
         raise ValueError(
             f"attnfuse.torch: q {list(q.shape)}, k {list(k.shape)}, v "
-            f"{list(v.shape)} do not fit [B, Hq, Nq, D], [B, Hkv, Nk, D], "
-            "[B, Hkv, Nk, Dv] (after the layout's transpose)")
+            f"{list(v.shape)} do not fit [B, Hq, Nq, D], "
+            + ("[pages, Hkv, page_size, D], [pages, Hkv, page_size, Dv]"
+               if block_table is not None else
+               "[B, Hkv, Nk, D], [B, Hkv, Nk, Dv]")
+            + " (after the layout's transpose)")
     if bias is not None:
         if not isinstance(bias, torch.Tensor) or bias.dtype != q.dtype \
                 or bias.device != q.device:
@@ -385,7 +405,7 @@ def _check(q, k, v, bias, window, dropout_p, generator, key_lengths=None):
         raise ValueError("attnfuse.torch: a generator without dropout_p")
     if key_lengths is not None:
         if not isinstance(key_lengths, torch.Tensor) or \
-                key_lengths.dtype not in _KEY_LENGTH_TYPES or \
+                key_lengths.dtype not in _INDEX_TYPES or \
                 tuple(key_lengths.shape) != (b,) or \
                 key_lengths.device != q.device:
             raise ValueError(
@@ -393,19 +413,32 @@ def _check(q, k, v, bias, window, dropout_p, generator, key_lengths=None):
                 f"tensor of shape [{b}] on {q.device}, got "
                 f"{getattr(key_lengths, 'dtype', type(key_lengths).__name__)}"
                 f" {list(getattr(key_lengths, 'shape', []))}")
-        if torch.is_grad_enabled() and any(
+    if block_table is not None and (
+            not isinstance(block_table, torch.Tensor) or
+            block_table.dtype not in _INDEX_TYPES or block_table.dim() != 2
+            or block_table.shape[0] != b or block_table.shape[1] < 1 or
+            block_table.device != q.device):
+        raise ValueError(
+            f"attnfuse.torch: block_table must be an int32 or int64 tensor "
+            f"of shape [{b}, pages per sequence] on {q.device}, got "
+            f"{getattr(block_table, 'dtype', type(block_table).__name__)} "
+            f"{list(getattr(block_table, 'shape', []))}")
+    if (key_lengths is not None or block_table is not None) and \
+            torch.is_grad_enabled() and any(
                 t is not None and t.requires_grad for t in (q, k, v, bias)):
-            raise ValueError(
-                "attnfuse.torch: key_lengths take no gradient yet (the GPU "
-                "backward kernels do not read them); hide the padded keys "
-                "with a bias of -inf instead, or run under torch.no_grad()")
+        raise ValueError(
+            "attnfuse.torch: key_lengths and block_table take no gradient "
+            "yet (the GPU backward kernels do not read them); hide padded "
+            "keys with a bias of -inf instead, or run under "
+            "torch.no_grad()")
 
 
 def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
                dropout_p, generator, return_lse, deterministic,
-               key_lengths=None):
-    """q, k, v in [B, H, N, D]."""
-    _check(q, k, v, bias, window, dropout_p, generator, key_lengths)
+               key_lengths=None, block_table=None):
+    """q, k, v in [B, H, N, D] (k, v [pages, H, page_size, D] paged)."""
+    _check(q, k, v, bias, window, dropout_p, generator, key_lengths,
+           block_table)
     seed = None
     if dropout_p:
         seed = torch.randint(0, 2 ** 62, (), dtype=torch.int64,
@@ -415,7 +448,7 @@ def _attention(q, k, v, *, causal, window, alignment, softcap, scale, bias,
     args = (q, k, v, bias, seed, bool(causal), int(window[0]),
             int(window[1]), alignment, float(softcap or 0.0),
             None if scale is None else float(scale), float(dropout_p),
-            bool(deterministic), key_lengths)
+            bool(deterministic), key_lengths, block_table)
     if torch.compiler.is_compiling():
         o, lse = _forward(*args)
     elif torch.is_grad_enabled() and any(
@@ -433,7 +466,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
               bias: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
               generator: Optional[torch.Generator] = None,
               return_lse: bool = False, deterministic: bool = False,
-              key_lengths: Optional[torch.Tensor] = None):
+              key_lengths: Optional[torch.Tensor] = None,
+              block_table: Optional[torch.Tensor] = None):
     """softmax(mask(softcap(scale * q k^T) + bias)) v with dropout, as
     SDPA computes it, in one fused kernel; q [B, Hq, Nq, Dqk], k
     [B, Hkv, Nk, Dqk], v [B, Hkv, Nk, Dv] with Hq a multiple of Hkv.
@@ -450,12 +484,16 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     filled to different lengths; with alignment "bottom_right" the last
     query sees the batch's last key); a row that sees no key gets O = 0
     and lse = -inf; the keys past a length are never read, whatever they
-    hold (forward only: no gradient). Returns O [B, Hq, Nq, Dv]."""
+    hold (forward only: no gradient). block_table: int32/int64 [B, P] over
+    paged k, v [pages, Hkv, page_size, D]: key position j of batch b is
+    slot j mod page_size of page block_table[b, j // page_size] (Nk = P *
+    page_size; an id out of range hides its page's keys; forward only).
+    Returns O [B, Hq, Nq, Dv]."""
     return _attention(q, k, v, causal=causal, window=window,
                       alignment=alignment, softcap=softcap, scale=scale,
                       bias=bias, dropout_p=dropout_p, generator=generator,
                       return_lse=return_lse, deterministic=deterministic,
-                      key_lengths=key_lengths)
+                      key_lengths=key_lengths, block_table=block_table)
 
 
 def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -489,6 +527,7 @@ def flash_attn_func(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def flash_attn_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                             v_cache: torch.Tensor,
                             cache_seqlens: Optional[torch.Tensor] = None,
+                            block_table: Optional[torch.Tensor] = None,
                             softmax_scale: Optional[float] = None,
                             causal: bool = False,
                             window_size: Tuple[int, int] = (-1, -1),
@@ -497,7 +536,8 @@ def flash_attn_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     """flash_attn.flash_attn_with_kvcache's calling convention for decode
     over a cache that already holds the new tokens' keys: q [B, Nq, Hq, D],
     k_cache, v_cache [B, Nk, Hkv, D], cache_seqlens int32/int64 [B] (or
-    None: every cache full); causal and windows aligned bottom-right at
+    None: every cache full); with block_table [B, P], paged caches
+    [pages, page_size, Hkv, D]; causal and windows aligned bottom-right at
     each batch's length (FlashAttention's). Read in place; no gradient.
     Returns O [B, Nq, Hq, Dv] and, with return_softmax_lse, lse
     [B, Hq, Nq]."""
@@ -511,7 +551,7 @@ def flash_attn_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                      softcap=softcap, scale=softmax_scale, bias=None,
                      dropout_p=0.0, generator=None,
                      return_lse=return_softmax_lse, deterministic=False,
-                     key_lengths=cache_seqlens)
+                     key_lengths=cache_seqlens, block_table=block_table)
     if return_softmax_lse:
         return out[0].transpose(1, 2), out[1]
     return out.transpose(1, 2)

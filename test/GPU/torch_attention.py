@@ -417,6 +417,43 @@ def check_key_lengths():
                    f"[{opts or 'defaults'}]: max|err| {err:.1e}, lse "
                    f"{lse_err:.1e}, rows without keys -inf {empty}, NaN "
                    f"past the lengths bitwise the same {same}")
+    # The same caches in pages of 64 keys, the pages shuffled (a block
+    # table), on the default kernels and the split mma_sync forward; and
+    # pages of 256 through flash_attn_with_kvcache's paged convention.
+    ps, per = 64, nk // 64
+    perm = torch.randperm(b * per, generator=torch.Generator().manual_seed(3))
+    table = perm.view(b, per).to(device="cuda", dtype=torch.int32)
+
+    def paged(t, size):
+        n = nk // size
+        pages = t.view(b, hkv, n, size, d).permute(0, 2, 1, 3, 4).reshape(
+            b * n, hkv, size, d)
+        out = torch.empty_like(pages)
+        out[perm if size == ps else perm256] = pages
+        return out
+    perm256 = torch.randperm(b * (nk // 256),
+                             generator=torch.Generator().manual_seed(4))
+    kp, vp = paged(k, ps), paged(v, ps)
+    for opts in ("", "mma=mma_sync kv-splits=5"):
+        with aft.kernel_options(opts):
+            o, lse = aft.attention(q, kp, vp, causal=True,
+                                   alignment="bottom_right", return_lse=True,
+                                   key_lengths=lens, block_table=table)
+        err = (o.float() - ref).abs().max().item()
+        both = torch.isfinite(lse_ref)
+        lse_err = (lse - lse_ref)[both].abs().max().item()
+        report(err < 1e-2 and lse_err < 1e-3,
+               f"paged K/V (pages of {ps}, shuffled) with key_lengths Nq "
+               f"{nq} [{opts or 'defaults'}]: max|err| {err:.1e}, lse "
+               f"{lse_err:.1e}")
+    k256, v256 = (paged(t, 256).transpose(1, 2).contiguous() for t in (k, v))
+    table256 = perm256.view(b, nk // 256).to(device="cuda")
+    got = aft.flash_attn_with_kvcache(
+        q.transpose(1, 2).contiguous(), k256, v256, cache_seqlens=lens,
+        block_table=table256, causal=True)
+    err = (got.transpose(1, 2).float() - ref).abs().max().item()
+    report(err < 1e-2, f"flash_attn_with_kvcache, paged caches [pages, 256, "
+           f"Hkv, D], int64 table, Nq {nq}: max|err| {err:.1e}")
     # FlashAttention's convention, int64 lengths, and torch.compile.
     q = torch.randn(b, 16, hq, d, device="cuda", dtype=torch.bfloat16,
                     generator=g)

@@ -198,3 +198,23 @@ try:
 except ValueError as e:
     print("ValueError:", e)
 # CHECK: ValueError: attention configuration: key_lengths must be None, 'i32' or 'i64', got 'f32'
+
+# block_table: paged K and V [pages, heads_kv, page_size, D] and the table
+# [B, seq_k / page_size], read by the forward kernel; no backward.
+pagedcfg = AttentionConfig(**dict(base, seq_k=208), key_lengths="i32",
+                           block_table="i32", page_size=16, pages=40)
+print(forward_module(pagedcfg))
+# CHECK: func.func @forward(%q: tensor<2x4x113x64xbf16>, %k: tensor<40x2x16x64xbf16>, %v: tensor<40x2x16x64xbf16>, %key_lengths: tensor<2xi32>, %block_table: tensor<2x13xi32>)
+# CHECK: key_lengths(%key_lengths : tensor<2xi32>) block_table(%block_table : tensor<2x13xi32>)
+for k in get_kernels(pagedcfg, "forward"):
+    print("paged", k.name, k.argument_names)
+# CHECK: paged attn_fwd_0 ['q', 'k', 'v', 'key_lengths', 'block_table', 'o', 'lse']
+for bad in (lambda: backward_module(pagedcfg),
+            lambda: AttentionConfig(**base, block_table="i32", page_size=16,
+                                    pages=4)):
+    try:
+        bad()
+    except ValueError as e:
+        print("ValueError:", e)
+# CHECK: ValueError: attention configuration: paged K/V (block_table) have no backward
+# CHECK: ValueError: attention configuration: a block table needs pages >= 1 of page_size >= 1 keys dividing seq_k = 203, got 4 pages of 16

@@ -452,10 +452,10 @@ int64_t attnfuse::multiprocessorCountForChip(StringRef chip) {
 }
 
 /// Refuses, with a located error, what the GPU kernels do not take yet:
-/// runtime sizes, paged K/V and packed sequences, and per-batch key lengths
-/// in the backward (the forward kernels take them: KernelPlan::keyLengths;
-/// attn-expand-inference-operands expresses the others through a keep
-/// mask).
+/// runtime sizes, packed sequences, and per-batch key lengths in the
+/// backward (the forward kernels take key lengths and paged K/V:
+/// KernelPlan::keyLengths, blockTable; attn-expand-inference-operands
+/// expresses the others through a keep mask).
 static LogicalResult checkKernelOperands(AttentionOpInterface op) {
   for (Value v : op->getOperands())
     if (auto t = dyn_cast<ShapedType>(v.getType()); t && !t.hasStaticShape())
@@ -464,12 +464,12 @@ static LogicalResult checkKernelOperands(AttentionOpInterface op) {
           "runtime sizes yet (the CPU lowerings do)");
   bool backwardLengths =
       op.getKeyLengthsValue() && !isa<AttentionOp>(op.getOperation());
-  if (backwardLengths || op.isPaged() || op.isPacked())
+  if (backwardLengths || op.isPacked())
     return op->emitOpError()
            << "convert-attn-to-gpu: the GPU kernels take no "
-           << (op.isPaged()    ? "paged key/value (block_table)"
-               : op.isPacked() ? "packed sequences (sequence_offsets)"
-                               : "per-batch key lengths (key_lengths)")
+           << (op.isPacked() ? "packed sequences (sequence_offsets)"
+                             : "per-batch key lengths (key_lengths) in the "
+                               "backward")
            << " (run attn-expand-inference-operands first, as "
               "attn-lower-to-nvvm-pipeline does)";
   return success();
@@ -639,6 +639,8 @@ LogicalResult attnfuse::convertAttentionToGPU(
   plan.keepMask = op.getKeepMask();
   plan.seed = op.getSeed();
   plan.keyLengths = op.getKeyLengths();
+  plan.blockTable = op.getBlockTable();
+  plan.pageSize = op.getSizes().pageSize;
   plan.B = op.getBatchSize();
   plan.Hq = op.getNumQueryHeads();
   plan.Hkv = op.getNumKeyValueHeads();
@@ -757,6 +759,9 @@ LogicalResult attnfuse::convertAttentionToGPU(
       break;
     case ArgRole::KeyLengths:
       arg = addBuffer(op.getKeyLengths());
+      break;
+    case ArgRole::BlockTable:
+      arg = addBuffer(op.getBlockTable());
       break;
     case ArgRole::Capture: {
       Value capture = *nextCapture++;

@@ -176,8 +176,25 @@ struct ElementMask {
 void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
                                        const attn::SizeValues &sizes,
                                        FragmentLayout sl, Value k0, Value t2,
-                                       Value row0, MutableArrayRef<Value> s) {
+                                       Value row0, MutableArrayRef<Value> s,
+                                       KeyValidity pageValid) {
   const bool tail = plan.Nk % plan.cfg.blockK != 0;
+  // Paged K/V: whether element (j, i)'s page has an id in range, one lookup
+  // per page the elements can span (the block, an n-tile, a key).
+  DenseMap<int64_t, Value> pages;
+  auto pageOk = [&](int64_t j, int64_t i) -> Value {
+    const int64_t ps = plan.pageSize;
+    int64_t group = ps % plan.cfg.blockK == 0 ? -1
+                    : ps % 8 == 0             ? j
+                                              : 2 * (sl.nTiles + j) + i % 2;
+    Value &ok = pages[group];
+    if (!ok)
+      ok = pageValid(e, group == -1 ? k0
+                        : ps % 8 == 0
+                            ? e.add(k0, e.idx(8 * j))
+                            : e.add(e.add(k0, t2), e.idx(8 * j + i % 2)));
+    return ok;
+  };
   ElementMask mask{e, plan, Value()};
   Value key = e.add(k0, t2);
   // The keys' bound: the tile's valid keys (key - validKeys < -kc) or the
@@ -220,6 +237,10 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
         if (kt)
           tails.push_back({kt, keyLimit - kc});
         Value vis = mask.visible(c, tails);
+        if (pageValid) {
+          Value ok = pageOk(j, i);
+          vis = vis ? arith::AndIOp::create(e.b, e.loc, vis, ok) : ok;
+        }
         Value &x = s[sl.index(mt, j, i)];
         if (vis)
           x = e.select(vis, x, e.f32(kNegInf));
@@ -258,7 +279,7 @@ void attnfuse::gpu_kernels::scoreFragments(
     const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
     bool masked, Value k0, Value t2, Value row0,
-    const attn::SizeValues &sizes) {
+    const attn::SizeValues &sizes, KeyValidity pageValid) {
   if (scaling.elementwise) {
     applyElementScores(e, plan, sl, s, operands, captures, bhqk);
   } else if (!scaling.foldScale) {
@@ -266,7 +287,7 @@ void attnfuse::gpu_kernels::scoreFragments(
       x = e.fmul(x, e.f32(scaling.scaleLog2e));
   }
   if (masked)
-    maskScores(e, plan, sizes, sl, k0, t2, row0, s);
+    maskScores(e, plan, sizes, sl, k0, t2, row0, s, pageValid);
 }
 
 RowMaxima attnfuse::gpu_kernels::updateRowMaxima(KB &e, FragmentLayout sl,

@@ -105,9 +105,16 @@ void applyElementScores(
 /// k0 + 2t - validKeys < -8n - i % 2): one i32 comparison against a
 /// constant per bound and element. An offset that follows the key lengths
 /// goes into d0.
+///
+/// `pageValid` (paged K/V: KernelArgs::keyPageValid of the tile's batch)
+/// hides the keys of pages whose ids are out of range, one lookup per page
+/// the elements can span: the block's where the page size is a multiple of
+/// block-k, each n-tile's where it is a multiple of 8 (the same for the
+/// warp), each key's otherwise.
+using KeyValidity = function_ref<Value(KB &, Value key)>;
 void maskScores(KB &e, const KernelPlan &plan, const attn::SizeValues &sizes,
                 FragmentLayout sl, Value k0, Value t2, Value row0,
-                MutableArrayRef<Value> s);
+                MutableArrayRef<Value> s, KeyValidity pageValid = {});
 
 /// maskScores for transposed fragments (S^T: rows are keys, columns are
 /// queries; the backward's): element i of tile (mt, n) is key
@@ -147,7 +154,7 @@ void scoreFragments(
     const ElementOperands &operands, const IRMapping *captures,
     function_ref<SmallVector<Value>(int64_t, int64_t, int64_t)> bhqk,
     bool masked, Value k0, Value t2, Value row0,
-    const attn::SizeValues &sizes);
+    const attn::SizeValues &sizes, KeyValidity pageValid = {});
 
 /// The running row maxima after one step of scores: per row rr of the
 /// thread, mNew = max(m, rowmax(s)) (over the quad; times scale log2 e

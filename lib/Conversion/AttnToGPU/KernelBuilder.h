@@ -173,6 +173,16 @@ struct KB {
   }
 };
 
+/// Where row `row` (an index) of a [batch, head] sequence of a source lives:
+/// the indices of the source's dims 0 and 2 (KernelArgs::keyRow: paged
+/// K/V). Null: (batch, row).
+using RowPlace = function_ref<std::pair<Value, Value>(KB &, Value row)>;
+/// `place`'s indices of `row` of `batch`.
+inline std::pair<Value, Value> placeRow(KB &e, RowPlace place, Value batch,
+                                        Value row) {
+  return place ? place(e, row) : std::make_pair(batch, row);
+}
+
 /// Emits `fn` under `cond` (an i1), at the insertion point of `e`.
 inline void ifThen(KB &e, Value cond, function_ref<void(KB &)> fn) {
   scf::IfOp::create(e.b, e.loc, cond, [&](OpBuilder &nb, Location nl) {

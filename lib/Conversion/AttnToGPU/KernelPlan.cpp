@@ -27,6 +27,8 @@ attnfuse::gpu_kernels::getArgumentRoles(const KernelPlan &plan) {
       roles.push_back(ArgRole::Seed);
     if (plan.keyLengths)
       roles.push_back(ArgRole::KeyLengths);
+    if (plan.blockTable)
+      roles.push_back(ArgRole::BlockTable);
     roles.append(plan.captures.size(), ArgRole::Capture);
   };
   // What the pre-pass zeroes and the backward writes of grad_bias.
@@ -99,6 +101,7 @@ constexpr RoleInfo kRoles[] = {
     {"v", &KernelArgs::value},   {"bias", &KernelArgs::bias},
     {"keep", &KernelArgs::keep}, {"seed", &KernelArgs::seed},
     {"key_lengths", &KernelArgs::keyLengths},
+    {"block_table", &KernelArgs::blockTable},
     {"capture", nullptr},        {"o", &KernelArgs::out},
     {"lse", &KernelArgs::lse},   {"do", &KernelArgs::gradOut},
     {"di", &KernelArgs::di},     {"dq_accum", &KernelArgs::dqAccum},
@@ -168,6 +171,26 @@ void KernelArgs::mapCaptures(const KernelPlan &plan, OpBuilder &b,
     keyLengthsTensor = bufferization::ToTensorOp::create(
         b, loc, cast<RankedTensorType>(plan.keyLengths.getType()), keyLengths,
         /*restrict=*/true);
+  if (blockTable)
+    blockTableTensor = bufferization::ToTensorOp::create(
+        b, loc, cast<RankedTensorType>(plan.blockTable.getType()), blockTable,
+        /*restrict=*/true);
+}
+
+std::pair<Value, Value> KernelArgs::keyRow(const KernelPlan &plan, OpBuilder &b,
+                                           Location loc, Value batch,
+                                           Value k) const {
+  if (!blockTableTensor)
+    return {batch, k};
+  attn::PagedPosition at =
+      attn::buildPagedPosition(b, loc, plan.op, batch, k, blockTableTensor);
+  return {at.page, at.slot};
+}
+
+Value KernelArgs::keyPageValid(const KernelPlan &plan, OpBuilder &b,
+                               Location loc, Value batch, Value k) const {
+  return attn::buildPagedPosition(b, loc, plan.op, batch, k, blockTableTensor)
+      .valid;
 }
 
 attn::SizeValues KernelArgs::sizesAt(const KernelPlan &plan, OpBuilder &b,

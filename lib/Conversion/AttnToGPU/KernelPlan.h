@@ -77,8 +77,11 @@ struct KernelPlan {
   /// The op's optional operands (null where absent): the bias, the keep
   /// mask and the dropout seed; the forward's per-batch key lengths
   /// (KernelArgs::sizesAt: each tile's keys, and its mask offset where the
-  /// op's follows them).
-  Value bias, keepMask, seed, keyLengths;
+  /// op's follows them) and block table (paged K/V [pages, Hkv, pageSize,
+  /// D]: KernelArgs::keyRow, keyPageValid).
+  Value bias, keepMask, seed, keyLengths, blockTable;
+  /// The K/V page size with a block table (0 without).
+  int64_t pageSize = 0;
   /// The backward kinds: the op has grad_bias (getBiasGradient says how
   /// the kernels write it).
   bool biasGrad = false;
@@ -186,6 +189,7 @@ enum class ArgRole {
   Keep,
   Seed,
   KeyLengths,
+  BlockTable,
   Capture,
   O,
   Lse,
@@ -203,7 +207,7 @@ enum class ArgRole {
 
 /// The roles of the arguments of the kernel of `plan` before its tensor
 /// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
-/// [key lengths], [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
+/// [key lengths], [block table], [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
 /// With key splits (kvSplits > 1) the forward writes O partial and lse
 /// partial (f32 [kvSplits * B, Hq, Nq, Dv] and [kvSplits * B, Hq, Nq])
 /// instead of O and lse, and ForwardCombine takes O partial, lse partial,
@@ -226,7 +230,7 @@ unsigned getArgumentIndex(const KernelPlan &plan, ArgRole role);
 /// The kernel's arguments by role (getArgumentRoles), as the kernel body
 /// sees them; null where the kernel has none of a role.
 struct KernelArgs {
-  Value q, key, value, bias, keep, seed, keyLengths, out, lse;
+  Value q, key, value, bias, keep, seed, keyLengths, blockTable, out, lse;
   /// The backward kinds' (see ArgRole).
   Value gradOut, di, dqAccum, dq, dk, dv, dBias, dBiasAccum;
   /// The split forward's partials (KernelPlan::kvSplits).
@@ -238,8 +242,9 @@ struct KernelArgs {
   /// The score_mod region's captures mapped to the kernel's values
   /// (mapCaptures), for buildMaskedScore.
   IRMapping captureMap;
-  /// The key lengths as a tensor (mapCaptures; null without).
-  Value keyLengthsTensor;
+  /// The key lengths and the block table as tensors (mapCaptures; null
+  /// without).
+  Value keyLengthsTensor, blockTableTensor;
   KernelArgs(const KernelPlan &plan, ArrayRef<BlockArgument> args);
   /// Maps each capture of `plan` to its kernel argument, a captured tensor
   /// to the tensor of its buffer (the region reads it with tensor.extract;
@@ -256,6 +261,16 @@ struct KernelArgs {
   /// range, block loop, load and mask of the tile.
   attn::SizeValues sizesAt(const KernelPlan &plan, OpBuilder &b, Location loc,
                            Value batch) const;
+  /// Where key position `k` of batch `batch` lives in K and V: the indices
+  /// of their dims 0 and 2, (batch, k), or with paged K/V (page, slot) of
+  /// attn::buildPagedPosition (a page id out of range reads page 0, and
+  /// keyPageValid hides its keys).
+  std::pair<Value, Value> keyRow(const KernelPlan &plan, OpBuilder &b,
+                                 Location loc, Value batch, Value k) const;
+  /// Whether the page of key position `k` of batch `batch` has an id in
+  /// range (an i1; paged K/V only).
+  Value keyPageValid(const KernelPlan &plan, OpBuilder &b, Location loc,
+                     Value batch, Value k) const;
   /// The mapping for buildMaskedScore (null without captures).
   const IRMapping *getCaptures() const {
     return captureArgs.empty() ? nullptr : &captureMap;

@@ -58,7 +58,7 @@ void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
                              Value buf, int64_t width, Value block,
                              int64_t rows, int64_t length, int64_t numBlocks,
                              Value stage, SmallVector<Value> &tokens,
-                             Value lastRow) {
+                             Value lastRow, RowPlace place) {
   // 16-byte pieces (forEachItem): flat = tid + it * kThreads,
   // row = flat / perRow, column = 8 (flat % perRow) (perRow = width / 8).
   // When kThreads is a multiple of perRow, the column is the same for every
@@ -82,8 +82,9 @@ void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
       Value row = x.divu(flat, width), col = x.remu(flat, width);
       Value kr = lastRow ? x.min(x.add(k0, row), lastRow)
                          : x.min(x.add(k0, row), x.idx(length - 1));
+      auto [i0, i2] = placeRow(x, place, batch, kr);
       Value v = memref::LoadOp::create(x.b, x.loc, src,
-                                       ValueRange{batch, head, kr, col});
+                                       ValueRange{i0, head, i2, col});
       memref::StoreOp::create(x.b, x.loc, v, buf, ValueRange{stage, row, col});
     });
     return;
@@ -97,9 +98,10 @@ void MmaSyncBlocks::copyRows(KB &e, Value src, Value batch, Value head,
   }
   auto copy = [&](KB &x, Value row, Value col) {
     Value kr = clampRow(x, x.add(k0, row));
+    auto [i0, i2] = placeRow(x, place, batch, kr);
     return nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
-        ValueRange{stage, row, col}, src, ValueRange{batch, head, kr, col},
+        ValueRange{stage, row, col}, src, ValueRange{i0, head, i2, col},
         x.b.getIndexAttr(8), /*srcElements=*/Value(),
         /*bypassL1=*/x.b.getUnitAttr());
   };

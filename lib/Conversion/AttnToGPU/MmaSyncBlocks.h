@@ -42,23 +42,25 @@ public:
                               Value col, bool transpose);
   /// Issues the cp.async copies of key block `kb` of src[batch, head] (rows
   /// clamped to Nk - 1, or to `lastRow` where given: lastKeyRow with key
-  /// lengths) into stage `stage` of `buf`, and adds their tokens to
-  /// `tokens`: copyRows of blocks of kBK keys.
+  /// lengths; at the places `place` gives: paged K/V) into stage `stage` of
+  /// `buf`, and adds their tokens to `tokens`: copyRows of blocks of kBK
+  /// keys.
   void copyBlock(KB &e, Value src, Value batch, Value head, Value buf,
                  int64_t width, Value kb, Value stage,
-                 SmallVector<Value> &tokens, Value lastRow = {}) {
+                 SmallVector<Value> &tokens, Value lastRow = {},
+                 RowPlace place = {}) {
     copyRows(e, src, batch, head, buf, width, kb, kBK, plan.Nk, plan.numKB,
-             stage, tokens, lastRow);
+             stage, tokens, lastRow, place);
   }
   /// The same for block `block` of `rows` rows of src[batch, head] (a
   /// sequence of `length` rows, `numBlocks` blocks): rows past `length`
   /// are clamped to its last (a block index past the last is clamped to it
   /// when `length` is a multiple of `rows`); with `lastRow`, every row is
-  /// clamped to it instead.
+  /// clamped to it instead. A row is read where `place` says.
   void copyRows(KB &e, Value src, Value batch, Value head, Value buf,
                 int64_t width, Value block, int64_t rows, int64_t length,
                 int64_t numBlocks, Value stage, SmallVector<Value> &tokens,
-                Value lastRow = {});
+                Value lastRow = {}, RowPlace place = {});
   /// 4-byte cp.async copies of src[batch, head, row0 .. row0 + count - 1]
   /// (f32 per row, e.g. lse; rows clamped to `length` - 1) into
   /// buf[stage, 0 .. count - 1], tokens untracked (commit takes them).

@@ -227,6 +227,15 @@ void MmaSyncForwardKernel::emit() {
   // batch's keys; with key lengths the loads read no row past its last.
   const attn::SizeValues sizes = sizesAt(plan, b, loc, bi);
   Value lastRow = sizes.validKeys ? lastKeyRow(k, plan, sizes, kBK) : Value();
+  // Paged K/V: a key row from its page, and whether a key's page id is in
+  // range.
+  auto keyPlace = [&](KB &x, Value row) {
+    return keyRow(plan, x.b, x.loc, bi, row);
+  };
+  RowPlace place = plan.blockTable ? RowPlace(keyPlace) : RowPlace();
+  auto pageValid = [&](KB &x, Value key) {
+    return keyPageValid(plan, x.b, x.loc, bi, key);
+  };
   Value kbBegin, kbEnd;
   std::tie(kbBegin, kbEnd) = k.keyBlockRange(
       plan, q0, k.min(k.idx(kBQ), k.sub(k.idx(plan.Nq), q0)), kBK, sizes);
@@ -299,8 +308,10 @@ void MmaSyncForwardKernel::emit() {
     Value group;
     for (int64_t st = 0; st < kStages - 1; ++st) {
       Value kb = prefetched(k, k.add(kbBegin, k.idx(st)));
-      copyBlock(k, key, bi, kvh, kBuf, D, kb, k.idx(st), tokens, lastRow);
-      copyBlock(k, value, bi, kvh, vBuf, Dv, kb, k.idx(st), tokens, lastRow);
+      copyBlock(k, key, bi, kvh, kBuf, D, kb, k.idx(st), tokens, lastRow,
+                place);
+      copyBlock(k, value, bi, kvh, vBuf, Dv, kb, k.idx(st), tokens, lastRow,
+                place);
       group = commit(k, tokens);
     }
     waitOldest(k, group);
@@ -336,8 +347,10 @@ void MmaSyncForwardKernel::emit() {
     Value next = e.remu(e.sub(ahead, kbBegin), kStages);
     SmallVector<Value> tokens;
     Value copied = prefetched(e, ahead);
-    copyBlock(e, key, bi, kvh, kBuf, D, copied, next, tokens, lastRow);
-    copyBlock(e, value, bi, kvh, vBuf, Dv, copied, next, tokens, lastRow);
+    copyBlock(e, key, bi, kvh, kBuf, D, copied, next, tokens, lastRow,
+              place);
+    copyBlock(e, value, bi, kvh, vBuf, Dv, copied, next, tokens, lastRow,
+              place);
     Value group = commit(e, tokens);
 
     SmallVector<Value> cur(iter.begin(), iter.end());
@@ -392,7 +405,8 @@ void MmaSyncForwardKernel::emit() {
           [&](int64_t mt, int64_t j, int64_t i) {
             return coordinates(mt, j, i);
           },
-          masked, k0, t2, rows[0], sizes);
+          masked, k0, t2, rows[0], sizes,
+          plan.blockTable ? KeyValidity(pageValid) : KeyValidity());
 
       // Online softmax per row rr = 2 mt + r (elements of m-tile mt with
       // i / 2 == r); m is kept scaled (log2 domain).

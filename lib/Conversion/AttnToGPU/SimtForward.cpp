@@ -121,8 +121,9 @@ void SimtForwardKernel::loadBlock(KB &k, Value src, Value buf, int64_t width,
       Value row = e.divu(flat, width / 4);
       Value col = e.mul(e.remu(flat, width / 4), e.idx(4));
       Value kr = e.min(e.add(k0, row), lastRow ? lastRow : e.idx(plan.Nk - 1));
+      auto [i0, i2] = keyRow(plan, nb, nl, bi, kr);
       Value vec = vector::LoadOp::create(nb, nl, in4, src,
-                                         ValueRange{bi, kvh, kr, col},
+                                         ValueRange{i0, kvh, i2, col},
                                          /*nontemporal=*/false, align4(src));
       vector::StoreOp::create(nb, nl, e.toF32(vec), buf, ValueRange{row, col},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -173,6 +174,9 @@ Value SimtForwardKernel::score(KB &k, ArrayRef<Value> qRegs, Value kk,
                          getCaptures(), &sizes);
     t = k.toLog2(t);
   }
+  // Keys of a page whose id is out of range (paged K/V).
+  if (plan.blockTable)
+    t = k.select(keyPageValid(plan, b, loc, bi, kc), t, k.f32(kNegInf));
   // Keys past the end of the sequence (the tail of the last block).
   if (plan.Nk % plan.cfg.blockK != 0)
     t = k.select(k.ult(kGlobal, k.idx(plan.Nk)), t, k.f32(kNegInf));

@@ -66,9 +66,13 @@ SmallVector<Value> attnfuse::gpu_kernels::runKeyBlocks(
   else if (tail)
     fullEnd = k.min(fullEnd, k.idx(plan.numKB - 1));
   fullEnd = k.max(fullEnd, fullBegin);
+  // Paged K/V: any block may hold keys of a page whose id is out of range.
+  if (plan.blockTable)
+    fullEnd = fullBegin;
   return runBlockLoops(k, kbBegin, fullBegin, fullEnd, kbEnd, plan.leftBounded,
-                       plan.rightBounded || tail || sizes.validKeys, state,
-                       body);
+                       plan.rightBounded || tail || sizes.validKeys ||
+                           plan.blockTable,
+                       state, body);
 }
 
 Value attnfuse::gpu_kernels::lastKeyRow(KB &k, const KernelPlan &plan,

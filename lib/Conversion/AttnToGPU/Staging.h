@@ -46,7 +46,8 @@ using KeyBlockBody = function_ref<void(bool masked, OpBuilder &, Location,
 /// k0 >= q0 + BQ - 1 + off - left and k0 + BK - 1 <= q0 + off + right, and
 /// no key is past Nk or the tile's valid keys) run an unmasked loop; the
 /// ones before them (left window edge) and after them (causal diagonal,
-/// right edge, key tail, the batch's last valid key) a masked one. With
+/// right edge, key tail, the batch's last valid key) a masked one; with
+/// paged K/V every block is masked (its pages' ids are checked). With
 /// packed grouped queries the rows are every position of the period
 /// (KernelPlan::queryPositions).
 SmallVector<Value> runKeyBlocks(KB &k, const KernelPlan &plan,

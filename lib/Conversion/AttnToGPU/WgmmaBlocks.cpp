@@ -22,7 +22,7 @@ using namespace attnfuse::gpu_kernels;
 
 bool attnfuse::gpu_kernels::loadsByTma(const KernelPlan &plan) {
   return plan.cfg.tma && plan.D % 8 == 0 && plan.Dv % 8 == 0 &&
-         !plan.keyLengths;
+         !plan.keyLengths && !plan.blockTable;
 }
 
 Value TileLayout::chunkOffset(KB &e, Value line, Value chunk) const {
@@ -247,11 +247,11 @@ void WgmmaBlocks::waitLanded(KB &e, Value index, Value parity) {
 void WgmmaBlocks::loadTile(KB &e, TileSource source, Value batch, Value h,
                            Value row0, Value lastRow, int64_t width,
                            const TileLayout &tile, Value offset, Value full,
-                           Value col0) {
+                           Value col0, RowPlace place) {
   if (!tma) {
     assert(source.buffer && "a tile without a buffer is loaded by TMA only");
     copyRows(e, source.buffer, batch, h, row0, lastRow, width, tile,
-             e.divu(offset, 2));
+             e.divu(offset, 2), place);
     signalFull(e, full, width);
     return;
   }
@@ -283,7 +283,7 @@ void WgmmaBlocks::loadTile(KB &e, TileSource source, Value batch, Value h,
 
 void WgmmaBlocks::copyRows(KB &e, Value src, Value batch, Value h, Value row0,
                            Value lastRow, int64_t width, const TileLayout &tile,
-                           Value base) {
+                           Value base, RowPlace place) {
   // A line's `perRow` 16-byte chunks go to `slots` (a power of two)
   // threads, the ones past perRow idle: thread tid copies chunk tid % slots
   // of lines tid / slots + it * step. Its chunk is the same in every round,
@@ -292,7 +292,7 @@ void WgmmaBlocks::copyRows(KB &e, Value src, Value batch, Value h, Value row0,
   // producer runs with few registers.
   const int64_t threads = kProducerThreads;
   if (width % 8 != 0) {
-    copyElements(e, src, batch, h, row0, lastRow, width, tile, base);
+    copyElements(e, src, batch, h, row0, lastRow, width, tile, base, place);
     return;
   }
   int64_t perRow = width / 8, slots = llvm::PowerOf2Ceil(perRow);
@@ -308,10 +308,11 @@ void WgmmaBlocks::copyRows(KB &e, Value src, Value batch, Value h, Value row0,
     Value row = x.add(row0, line);
     if (lastRow)
       row = x.min(row, lastRow);
+    auto [i0, i2] = placeRow(x, place, batch, row);
     nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, nvgpu::DeviceAsyncTokenType::get(x.b.getContext()), buf,
         ValueRange{x.add(base, x.divu(offset, 2))}, src,
-        ValueRange{batch, h, row, x.mul(chunk, x.idx(8))}, x.b.getIndexAttr(8),
+        ValueRange{i0, h, i2, x.mul(chunk, x.idx(8))}, x.b.getIndexAttr(8),
         /*srcElements=*/Value(), /*bypassL1=*/x.b.getUnitAttr());
   };
   auto rounds = [&](KB &x) {
@@ -347,15 +348,17 @@ void WgmmaBlocks::copyRows(KB &e, Value src, Value batch, Value h, Value row0,
 
 void WgmmaBlocks::copyElements(KB &e, Value src, Value batch, Value h,
                                Value row0, Value lastRow, int64_t width,
-                               const TileLayout &tile, Value base) {
+                               const TileLayout &tile, Value base,
+                               RowPlace place) {
   forEachElement(
       e, tid, kProducerThreads, tile.lines * width, [&](KB &y, Value flat) {
         Value line = y.divu(flat, width), col = y.remu(flat, width);
         Value row = y.add(row0, line);
         if (lastRow)
           row = y.min(row, lastRow);
+        auto [i0, i2] = placeRow(y, place, batch, row);
         Value v = memref::LoadOp::create(y.b, y.loc, src,
-                                         ValueRange{batch, h, row, col});
+                                         ValueRange{i0, h, i2, col});
         Value bytes = tile.elementOffset(y, line, col);
         memref::StoreOp::create(y.b, y.loc, v, buf,
                                 ValueRange{y.add(base, y.divu(bytes, 2))});

@@ -54,7 +54,8 @@ static_assert(fitsPool(2) && fitsPool(3),
 /// whose strides are multiples of 16 bytes (TMA's global strides), and no
 /// key lengths (a box would read a batch's keys past its length, which may
 /// hold anything, NaN included, and 0 * NaN reaches O; cp.async clamps the
-/// rows to the last valid key, lastKeyRow).
+/// rows to the last valid key, lastKeyRow), and no block table (cp.async
+/// reads each key row from its page, KernelArgs::keyRow).
 bool loadsByTma(const KernelPlan &plan);
 
 /// A tile of `lines` rows of a row-major source (Q, K or V), each of
@@ -188,10 +189,11 @@ public:
   /// copy per panel issued by this thread from columns `col0` on (0 when
   /// null; rows past the source's end and the padding columns read as
   /// zeros), or by cp.async of the producer warpgroup (copyRows; rows
-  /// clamped to `lastRow` when given).
+  /// clamped to `lastRow` when given, read where `place` says).
   void loadTile(KB &e, TileSource source, Value batch, Value h, Value row0,
                 Value lastRow, int64_t width, const TileLayout &tile,
-                Value offset, Value full, Value col0 = Value());
+                Value offset, Value full, Value col0 = Value(),
+                RowPlace place = {});
   /// Zeros of the padding columns [width, 16-aligned) of every line of
   /// `count` tiles `tile`, `stride` bytes apart from byte `offset`, by the
   /// CTA's threads.
@@ -218,18 +220,18 @@ public:
 
 protected:
   /// cp.async by the producer warpgroup of rows row0 + [0, lines) of `src`
-  /// (clamped to `lastRow` when given) at (batch, h), their first `width`
-  /// columns, into the tile `tile` at element offset `base` of the shared
-  /// buffer.
+  /// (clamped to `lastRow` when given) at (batch, h) (a row where `place`
+  /// says), their first `width` columns, into the tile `tile` at element
+  /// offset `base` of the shared buffer.
   void copyRows(KB &e, Value src, Value batch, Value h, Value row0,
                 Value lastRow, int64_t width, const TileLayout &tile,
-                Value base);
+                Value base, RowPlace place);
   /// copyRows for a head dim that is not a multiple of 8 (its rows are not
   /// 16-byte aligned): element by element, by loads and shared-memory
   /// stores.
   void copyElements(KB &e, Value src, Value batch, Value h, Value row0,
                     Value lastRow, int64_t width, const TileLayout &tile,
-                    Value base);
+                    Value base, RowPlace place);
   /// Signals the full mbarrier `index` once this thread's copies of rows of
   /// `width` elements (copyRows) landed.
   void signalFull(KB &e, Value index, int64_t width);

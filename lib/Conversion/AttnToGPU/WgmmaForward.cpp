@@ -235,6 +235,10 @@ void WgmmaForwardKernel::emitProducer(OpBuilder &pb, int64_t registers) {
                 };
                 Value k0 = e.mul(kb, e.idx(kBK));
                 Value last = lastKeyRow(e, plan, tl.sizes, kBK);
+                // Paged K/V: a key row from its page.
+                auto keyPlace = [&](KB &x, Value row) {
+                  return keyRow(plan, x.b, x.loc, tl.bi, row);
+                };
                 // Rows k0 .. of `src` into the stage of the tile at `offset`,
                 // once its `empty` barrier allows; signals `full` as the
                 // copies land.
@@ -246,7 +250,8 @@ void WgmmaForwardKernel::emitProducer(OpBuilder &pb, int64_t registers) {
                   loadTile(
                       e, src, tl.bi, tl.kvh, k0, last, width, tile,
                       e.add(e.idx(offset), e.mul(stage, e.idx(stageBytes))),
-                      e.add(e.idx(full), stage));
+                      e.add(e.idx(full), stage), Value(),
+                      plan.blockTable ? RowPlace(keyPlace) : RowPlace());
                 };
                 fill(source(kKMap, key), D, kt, layout.kOffset(),
                      layout.kStage(), layout.kFull(), layout.kEmpty());
@@ -449,6 +454,10 @@ Value WgmmaForwardKernel::emitConsumerTile(KB &c, const Tile &tl, Value ring,
   };
   // The online softmax of block kb's scores `s` (waited for): the row
   // maxima and the P operands of its k-steps (P V's A fragments).
+  // Paged K/V: whether a key's page id is in range.
+  auto pageValid = [&](KB &x, Value key) {
+    return keyPageValid(plan, x.b, x.loc, tl.bi, key);
+  };
   auto softmax = [&](KB &e, Value kb, bool masked, SmallVector<Value> &s,
                      const ElementOperands &operands, ArrayRef<Value> m,
                      ArrayRef<Value> l, SmallVector<Value> &pRegs) {
@@ -457,7 +466,8 @@ Value WgmmaForwardKernel::emitConsumerTile(KB &c, const Tile &tl, Value ring,
         [&](int64_t, int64_t j, int64_t i) {
           return coordinates(e, kb, j, i, true);
         },
-        masked, e.mul(kb, e.idx(kBK)), t2, rows[0], tl.sizes);
+        masked, e.mul(kb, e.idx(kBK)), t2, rows[0], tl.sizes,
+        plan.blockTable ? KeyValidity(pageValid) : KeyValidity());
     RowMaxima rowMax = updateRowMaxima(e, sl, s, m, l, scaling);
     DropoutDraws dropout(plan.op, seed, kBK % 32 == 0);
     for (int64_t ks = 0; ks < kP; ++ks)

@@ -186,10 +186,9 @@ struct AttnExpandInferenceOperandsPass
   void runOnOperation() override {
     SmallVector<AttentionOpInterface> ops;
     getOperation()->walk([&](AttentionOpInterface op) {
-      bool keptKeyLengths = keepForwardKeyLengths &&
-                            isa<AttentionOp>(op.getOperation()) &&
-                            !op.isPaged() && !op.isPacked();
-      if (hasInferenceOperands(op) && !keptKeyLengths)
+      bool kept = keepForwardCacheOperands &&
+                  isa<AttentionOp>(op.getOperation()) && !op.isPacked();
+      if (hasInferenceOperands(op) && !kept)
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -43,8 +43,8 @@ static bool variesOverHeadsOrQueries(Value side) {
 std::string attnfuse::attn::getGroupedQueryPackingBlocker(
     AttentionOp op, bool keepsStructuralMask) {
   AttentionSizes sizes = op.getSizes();
-  if (!sizes.isStatic() || sizes.pageSize != 0)
-    return "runtime sizes or paged K/V";
+  if (!sizes.isStatic())
+    return "runtime sizes";
   if (sizes.groupSize() == 1)
     return "no grouped query heads";
   if (!keepsStructuralMask && sizes.queryLength != 1)
@@ -54,8 +54,9 @@ std::string attnfuse::attn::getGroupedQueryPackingBlocker(
   for (Value side : {op.getBias(), op.getKeepMask()})
     if (side && variesOverHeadsOrQueries(side))
       return "a bias or keep mask that varies over the query heads or rows";
-  // Key lengths are per batch, the same for a K/V head's rows: they pack
-  // where the structural mask (whose offset may follow them) stays.
+  // Key lengths and pages are per batch, the same for a K/V head's rows:
+  // they pack where the structural mask (whose offset may follow the
+  // lengths) stays, and the kernel reads K/V through the table.
   if (op.isPacked() || (!keepsStructuralMask && hasInferenceOperands(op)))
     return "key lengths, a block table or packed sequences";
   if (!keepsStructuralMask) {

@@ -76,15 +76,21 @@ SizeValues sizesAtBatch(OpBuilder &b, Location loc, AttentionOpInterface op,
 
 PagedPosition buildPagedPosition(OpBuilder &b, Location loc,
                                  AttentionOpInterface op, Value batch,
-                                 Value k) {
-  Value table = op.getBlockTableValue();
+                                 Value k, Value table) {
+  if (!table)
+    table = op.getBlockTableValue();
   int64_t pageSize = op.getSizes().pageSize;
   Value ps = arith::ConstantIndexOp::create(b, loc, pageSize);
   Value entry = arith::DivUIOp::create(b, loc, k, ps);
   Value raw = tensor::ExtractOp::create(b, loc, table, ValueRange{batch, entry});
   Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value pages = tensor::DimOp::create(b, loc, op.getKeyValue(), 0);
+  int64_t staticPages =
+      cast<ShapedType>(op.getKeyValue().getType()).getDimSize(0);
+  Value pages =
+      ShapedType::isDynamic(staticPages)
+          ? Value(tensor::DimOp::create(b, loc, op.getKeyValue(), 0))
+          : Value(arith::ConstantIndexOp::create(b, loc, staticPages));
   Value valid = arith::AndIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, page, zero),

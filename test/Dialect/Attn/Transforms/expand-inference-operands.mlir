@@ -2,10 +2,10 @@
 // sequences become a keep mask and gathered K/V (executed against the ops
 // that keep them: test/Integration/CPU/expand_inference_operands.test).
 // RUN: attnfuse-opt %s --attn-expand-inference-operands -split-input-file | FileCheck %s
-// keep-forward-key-lengths (the GPU pipeline's): a forward whose only such
-// operand is key_lengths keeps it; paged K/V, packed sequences and the
+// keep-forward-cache-operands (the GPU pipeline's): a forward without packed
+// sequences keeps its key_lengths and block_table; packed sequences and the
 // backward's key lengths are expanded as before.
-// RUN: attnfuse-opt %s --attn-expand-inference-operands=keep-forward-key-lengths=true -split-input-file | FileCheck %s --check-prefix=NATIVE
+// RUN: attnfuse-opt %s --attn-expand-inference-operands=keep-forward-cache-operands=true -split-input-file | FileCheck %s --check-prefix=NATIVE
 
 // A top-left causal mask does not depend on the lengths: it stays, and the
 // lengths become a [B, 1, 1, Nk] keep mask.
@@ -60,8 +60,8 @@ func.func @lengths_bottom_right(%q: tensor<3x4x5x16xf32>, %k: tensor<3x2x40x16xf
 // CHECK:         attn.attention ins(%{{.+}}, %[[K]], %[[V]] : {{.+}}) keep(%[[KEEP]] : tensor<2x1x1x32xi1>) {alignment = #attn.alignment<bottom_right>, mask = #attn.mask<causal>}
 // CHECK-NOT:     block_table
 // NATIVE-LABEL: func.func @paged(
-// NATIVE:       linalg.generic
-// NATIVE-NOT:   block_table
+// NATIVE-NOT:   linalg.generic
+// NATIVE:       attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : {{.+}}, tensor<7x2x8x16xf16>, tensor<7x2x8x8xf16>) block_table(%{{.+}} : tensor<2x4xi32>)
 func.func @paged(%q: tensor<2x4x3x16xf16>, %k: tensor<7x2x8x16xf16>, %v: tensor<7x2x8x8xf16>,
                  %table: tensor<2x4xi32>) -> tensor<2x4x3x8xf16> {
   %o = attn.attention ins(%q, %k, %v : tensor<2x4x3x16xf16>, tensor<7x2x8x16xf16>, tensor<7x2x8x8xf16>)

@@ -130,14 +130,16 @@ def AttnExpandInferenceOperands : Pass<"attn-expand-inference-operands"> {
     pipeline runs it before `convert-attn-to-gpu`. The result computes the
     same function, without block skipping by length or sequence.
 
-    With `keep-forward-key-lengths`, an `attn.attention` whose only such
-    operand is `key_lengths` keeps it: the GPU's forward kernels take key
-    lengths natively (each tile visits only its batch's key blocks).
+    With `keep-forward-cache-operands`, an `attn.attention` without packed
+    sequences keeps its `key_lengths` and `block_table` (a KV cache's
+    operands): the GPU's forward kernels take them natively (each tile
+    visits only its batch's key blocks and reads each key row from its
+    page).
   }];
   let options = [
-    Option<"keepForwardKeyLengths", "keep-forward-key-lengths", "bool",
+    Option<"keepForwardCacheOperands", "keep-forward-cache-operands", "bool",
            /*default=*/"false",
-           "Leave key_lengths on an attn.attention without a block table or "
+           "Leave key_lengths and block_table on an attn.attention without "
            "packed sequences (a target whose forward kernels take them)">,
   ];
   let dependentDialects = [

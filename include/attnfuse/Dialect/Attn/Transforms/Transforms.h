@@ -133,13 +133,13 @@ void expandInferenceOperands(mlir::RewriterBase &rewriter,
 
 /// Why the query heads of `op` do not pack into rows of their K/V head
 /// (empty when they do): grouped query heads (Hq > Hkv), static shapes, no
-/// dropout, no block table or packed sequences, a bias and keep mask (if
-/// any) of size 1 along the head and query dimensions, a score_mod that does
-/// not read the head or query index, and, unless `keepsStructuralMask` (a
-/// kernel that masks each packed row by its query position and takes key
-/// lengths: convert-attn-to-gpu's pack-gqa), no key lengths and one query
-/// row (Nq = 1) that the structural mask shows every key
-/// (packGroupedQueries drops the mask).
+/// dropout, no packed sequences, a bias and keep mask (if any) of size 1
+/// along the head and query dimensions, a score_mod that does not read the
+/// head or query index, and, unless `keepsStructuralMask` (a kernel that
+/// masks each packed row by its query position and takes key lengths and
+/// paged K/V: convert-attn-to-gpu's pack-gqa), no key lengths or block
+/// table and one query row (Nq = 1) that the structural mask shows every
+/// key (packGroupedQueries drops the mask).
 std::string getGroupedQueryPackingBlocker(AttentionOp op,
                                           bool keepsStructuralMask = false);
 

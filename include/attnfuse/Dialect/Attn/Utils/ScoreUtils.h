@@ -47,13 +47,15 @@ SizeValues sizesAtBatch(mlir::OpBuilder &b, mlir::Location loc,
 /// slot `k % pageSize` of page `block_table[batch, k / pageSize]`. `valid` is
 /// false for a page id outside [0, pages); `page` is then clamped into that
 /// range, so that a read of it stays in bounds (the key is hidden:
-/// buildMaskedScore).
+/// buildMaskedScore). `table`: the [B, P] tensor to read the ids from where
+/// it is not the op's operand (a GPU kernel's view of its argument; K's
+/// page count must then be static).
 struct PagedPosition {
   mlir::Value page, slot, valid;
 };
 PagedPosition buildPagedPosition(mlir::OpBuilder &b, mlir::Location loc,
                                  AttentionOpInterface op, mlir::Value batch,
-                                 mlir::Value k);
+                                 mlir::Value k, mlir::Value table = {});
 
 /// The packed sequence (sequence_offsets) of query row `q` (index): its first
 /// query and key and its numbers of queries and keys, at the effective
