@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "llvm/Support/ErrorHandling.h"
 
 #include <iterator>
@@ -189,7 +191,12 @@ std::pair<Value, Value> KernelArgs::keyRow(const KernelPlan &plan, OpBuilder &b,
 
 Value KernelArgs::keyPageValid(const KernelPlan &plan, OpBuilder &b,
                                Location loc, Value batch, Value k) const {
-  return attn::buildPagedPosition(b, loc, plan.op, batch, k, blockTableTensor)
+  // (A key of a block's tail, past Nk, looks up the last entry: the table
+  // has Nk / pageSize of them; the tail mask hides the key anyway.)
+  Value last = arith::ConstantIndexOp::create(b, loc, plan.Nk - 1);
+  Value key = arith::MinSIOp::create(b, loc, k, last);
+  return attn::buildPagedPosition(b, loc, plan.op, batch, key,
+                                  blockTableTensor)
       .valid;
 }
 

@@ -268,7 +268,8 @@ struct KernelArgs {
   std::pair<Value, Value> keyRow(const KernelPlan &plan, OpBuilder &b,
                                  Location loc, Value batch, Value k) const;
   /// Whether the page of key position `k` of batch `batch` has an id in
-  /// range (an i1; paged K/V only).
+  /// range (an i1; paged K/V only). `k` may lie past Nk (a block's tail:
+  /// the last entry is read).
   Value keyPageValid(const KernelPlan &plan, OpBuilder &b, Location loc,
                      Value batch, Value k) const;
   /// The mapping for buildMaskedScore (null without captures).
