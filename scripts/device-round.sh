@@ -14,6 +14,13 @@
 #                                      default _c1) and --ab _exact
 #   scripts/device-round.sh training   bench_training.py, plain and --softcap 30
 #   scripts/device-round.sh decode     bench_decode.py --quick
+#   scripts/device-round.sh cache      decode over caches: compute-sanitizer
+#                                      (memcheck, racecheck) on the key
+#                                      lengths and paged forward kernels,
+#                                      then bench_decode.py --quick with key
+#                                      lengths and pages of 16, 64, 256
+#                                      against the contiguous kernels and
+#                                      the peers (after checks)
 #   scripts/device-round.sh backward   bench_backward.py over
 #                                      .gpu-artifacts/backward.pkl (here:
 #                                      bench_backward.py compile
@@ -60,6 +67,20 @@ training)
     grep -v "Warning\|exe_args" | tee "$OUT/train_softcap.txt" ;;
 decode)
   python3 bench/bench_decode.py --quick > "$OUT/decode.txt" 2>&1; tail -14 "$OUT/decode.txt" ;;
+cache)
+  CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer | head -1)
+  L=test/Integration/GPU/forward_key_lengths_bf16.mlir
+  P=test/Integration/GPU/forward_paged_kv_bf16.mlir
+  for t in memcheck racecheck; do
+    for run in "$L --entry=mtp --seed=41" "$L --entry=decode --seed=45 --pipeline-options=mma=mma_sync" \
+               "$P --entry=decode16 --seed=51" "$P --entry=mtp256 --seed=56 --pipeline-options=mma=mma_sync"; do
+      timeout 120 $CS --tool $t --error-exitcode 9 /tmp/af/bundle/bin/attnfuse-run $run --target=cuda --check=fa > "$OUT/san.log" 2>&1
+      echo "$t rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san.log") [$run]"
+    done
+  done
+  python3 bench/bench_decode.py --quick --variant lengths --variant pages=16 \
+    --variant pages=64 --variant pages=256 > "$OUT/cache.txt" 2>&1
+  tail -9 "$OUT/cache.txt" ;;
 backward)
   timeout 240 python3 bench/bench_backward.py run .gpu-artifacts/backward.pkl 2>&1 |
     tee "$OUT/backward.txt" | grep -E "^B=|attnfuse|cuDNN"
@@ -86,5 +107,5 @@ fa4-split)
   cp "$T"/part2/*.whl "$T"/part2/cu13.name "$D/c3/"; rm -rf "$T"
   du -sh "$D"/c1 "$D"/c2 "$D"/c3 ;;
 *)
-  sed -n '2,26p' "$0"; exit 2 ;;
+  sed -n '2,33p' "$0"; exit 2 ;;
 esac

@@ -5,7 +5,9 @@
 #
 #   scripts/run-gpu-tests.sh [BIN] [FILE...]
 #     test/Integration/GPU (or the FILEs given): executes each test's
-#     `// RUN: attnfuse-run ...` lines with %s and %S substituted. Prints
+#     `// RUN: attnfuse-run ...` lines (and its rm, mkdir and cmp lines:
+#     bitwise comparisons of dumped outputs) with %s, %S and %t (a
+#     temporary folder per file) substituted. Prints
 #     PASS/FAIL per line and exits non-zero on any failure. Files run one at
 #     a time; in parallel: ls test/Integration/GPU/*.mlir | xargs -P N -n 1
 #     scripts/run-gpu-tests.sh BIN
@@ -115,12 +117,18 @@ files=("$@")
 fail=0
 for t in "${files[@]}"; do
   dir="$(dirname "$t")"
+  tmp="$(mktemp -d)"
   while IFS= read -r line; do
     cmd="${line#*RUN: }"
-    cmd="${cmd//%s/$t}"; cmd="${cmd//%S/$dir}"
-    cmd="$BIN/$cmd"
+    cmd="${cmd//%s/$t}"; cmd="${cmd//%S/$dir}"; cmd="${cmd//%t/$tmp/t}"
+    # attnfuse-run from BIN; rm, mkdir and cmp (a test comparing dumped
+    # outputs bitwise) as they are.
+    case "$cmd" in attnfuse-run*) cmd="$BIN/$cmd" ;; esac
     if out=$(eval "$cmd" 2>&1); then s=PASS; else s=FAIL; fail=1; fi
-    echo "$s $(basename "$t") [${line#*--check=}]: ${out##*$'\n'}"
-  done < <(grep -E "^// RUN: attnfuse-run" "$t")
+    what="${line#*--check=}"
+    [ "$what" = "$line" ] && what="${line#*RUN: }"
+    echo "$s $(basename "$t") [$what]: ${out##*$'\n'}"
+  done < <(grep -E "^// RUN: (attnfuse-run|rm |mkdir |cmp )" "$t")
+  rm -rf "$tmp"
 done
 exit $fail
