@@ -107,5 +107,5 @@ fa4-split)
   cp "$T"/part2/*.whl "$T"/part2/cu13.name "$D/c3/"; rm -rf "$T"
   du -sh "$D"/c1 "$D"/c2 "$D"/c3 ;;
 *)
-  sed -n '2,33p' "$0"; exit 2 ;;
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { print }' "$0"; exit 2 ;;
 esac
