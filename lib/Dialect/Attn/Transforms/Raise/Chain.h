@@ -123,6 +123,11 @@ struct Chain {
   Term *region = nullptr; ///< The part of T that goes into score_mod.
   std::optional<APFloat> scale;
   Term *bias = nullptr, *keep = nullptr;
+  /// The per-batch key count L[b] of a -inf mask that hides the keys k >= L
+  /// (an integer term that reads the batch coordinate only: padding from
+  /// sequence lengths): the op's key_lengths (with a top-left structural
+  /// mask, whose offset does not follow them).
+  Term *keyLengths = nullptr;
   MaskKind mask = MaskKind::none;
   MaskAlignment alignment = MaskAlignment::top_left;
   int64_t windowLeft = 0, windowRight = 0;
@@ -330,6 +335,16 @@ private:
   /// The keys a boolean term shows (true = visible; `negate`: false =
   /// visible).
   Window condWindow(Term *c, bool negate);
+  /// L where the boolean term `c` (`negate`: its negation) is exactly
+  /// k < L with k the key coordinate and L an integer term of the batch
+  /// coordinate alone (null otherwise; Chain::keyLengths).
+  Term *keyLengthBound(Term *c, bool negate);
+  /// L where the float term `m` is 0 for k < L and -inf elsewhere (a
+  /// padding mask built from sequence lengths), else null.
+  Term *keyLengthMask(Term *m);
+  /// Whether splitScores may take a mask as key lengths (it retries
+  /// without where the chain then fits no top-left structural mask).
+  bool allowKeyLengths = true;
   /// The term as a mask value (0 = visible).
   MaskInfo maskInfo(Term *m);
   /// Where the score term `t` is provably -inf: outside the result.

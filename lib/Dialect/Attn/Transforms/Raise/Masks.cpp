@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
 
@@ -555,6 +556,108 @@ Window Matcher::condWindow(Term *c, bool negate) {
     pred = toSigned(pred);
   }
   return linearWindow(lv - rv, pred);
+}
+
+//===----------------------------------------------------------------------===//
+// Key lengths
+//===----------------------------------------------------------------------===//
+
+/// Whether the integer term `t` reads no coordinate but `bDim` (and reads
+/// it, or is a constant or an outside scalar): a value per batch element.
+static bool isPerBatch(Term *t, std::optional<unsigned> bDim, Value scores) {
+  switch (t->kind) {
+  case Term::Scalar:
+    return true;
+  case Term::Index:
+    return false;
+  case Term::Leaf: {
+    if (t->tensor == scores)
+      return false;
+    if (getSplatLeaf(t))
+      return true;
+    bool readsBatch = false;
+    for (AffineExpr e : t->access.getResults())
+      for (unsigned d = 0; d < kMaxDims; ++d)
+        if (usesDim(e, d)) {
+          if (!bDim || d != *bDim)
+            return false;
+          readsBatch = true;
+        }
+    // (A read at constant coordinates only would be extracted before the
+    // op: not taken.)
+    return readsBatch;
+  }
+  case Term::Op:
+    if (t->op->getNumRegions() != 0 || !isMemoryEffectFree(t->op) ||
+        t->op->getNumResults() != 1)
+      return false;
+    return llvm::all_of(t->args, [&](Term *a) {
+      return isPerBatch(a, bDim, scores);
+    });
+  case Term::Reduce:
+  case Term::Softmax:
+    return false;
+  }
+  return false;
+}
+
+Term *Matcher::keyLengthBound(Term *c, bool negate) {
+  if (!current || (c->kind == Term::Leaf && traceProducer(c) == c))
+    return nullptr;
+  if (c->kind == Term::Leaf)
+    return keyLengthBound(traceProducer(c), negate);
+  if (isOp<arith::XOrIOp>(c) && c->type.isInteger(1)) {
+    for (int i = 0; i < 2; ++i)
+      if (std::optional<int64_t> v = intConstant(c->args[i]))
+        return keyLengthBound(c->args[1 - i], negate != (*v != 0));
+    return nullptr;
+  }
+  auto cmp = dyn_cast_or_null<arith::CmpIOp>(c->kind == Term::Op ? c->op
+                                                                  : nullptr);
+  if (!cmp)
+    return nullptr;
+  Pred pred = cmp.getPredicate();
+  if (negate)
+    pred = arith::invertPredicate(pred);
+  // k < L, or L > k: signed (a negative length shows no key, as the op's
+  // clamp does).
+  Term *key = nullptr, *len = nullptr;
+  if (pred == Pred::slt) {
+    key = c->args[0];
+    len = c->args[1];
+  } else if (pred == Pred::sgt) {
+    key = c->args[1];
+    len = c->args[0];
+  } else {
+    return nullptr;
+  }
+  AffineExpr k = intValue(key);
+  auto kd = dyn_cast_or_null<AffineDimExpr>(k);
+  if (!kd || kd.getPosition() != current->kDim || intValue(len) ||
+      !len->type.isIntOrIndex() ||
+      !isPerBatch(len, current->bDim, scoresValue))
+    return nullptr;
+  return len;
+}
+
+Term *Matcher::keyLengthMask(Term *m) {
+  m = stripCasts(m);
+  if (m->kind == Term::Leaf) {
+    Term *p = traceProducer(m);
+    return p != m ? keyLengthMask(p) : nullptr;
+  }
+  if (!isOp<arith::SelectOp>(m))
+    return nullptr;
+  double v;
+  bool finite = false;
+  // select(c, 0, -inf): visible where c; select(c, -inf, 0): where not c.
+  if (isConstTerm(stripCasts(m->args[1]), &v) && v == 0.0 &&
+      isHiddenValue(m->args[2], &finite) && !finite)
+    return keyLengthBound(m->args[0], false);
+  if (isConstTerm(stripCasts(m->args[2]), &v) && v == 0.0 &&
+      isHiddenValue(m->args[1], &finite) && !finite)
+    return keyLengthBound(m->args[0], true);
+  return nullptr;
 }
 
 //===----------------------------------------------------------------------===//

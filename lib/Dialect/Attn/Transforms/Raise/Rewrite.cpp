@@ -288,6 +288,32 @@ Value Rewriter::run() {
   };
   Value bias = c.bias ? sideOperand(c.bias) : Value();
   Value keep = c.keep ? sideOperand(c.keep) : Value();
+  // Key lengths: the per-batch term L[b] of the padding mask, as i64 [B].
+  Value keyLengths;
+  if (c.keyLengths) {
+    Type i64 = b.getI64Type();
+    Value init = tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{B}, i64);
+    keyLengths =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+            ArrayRef<AffineMap>{b.getMultiDimIdentityMap(1)},
+            SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange) {
+              Value bi = linalg::IndexOp::create(nb, l, 0);
+              Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+              IRMapping memo;
+              Value y = buildRegionTerm(c.keyLengths, nb,
+                                        {bi, zero, zero, zero}, Value(), memo);
+              if (y.getType().isIndex())
+                y = arith::IndexCastOp::create(nb, l, i64, y);
+              else if (y.getType().getIntOrFloatBitWidth() < 64)
+                y = arith::ExtSIOp::create(nb, l, i64, y);
+              else if (y.getType().getIntOrFloatBitWidth() > 64)
+                y = arith::TruncIOp::create(nb, l, i64, y);
+              linalg::YieldOp::create(nb, l, ValueRange{y});
+            })
+            .getResult(0);
+  }
 
   auto outType =
       RankedTensorType::get(decomposeMixedValues({B, HA, Nq, DvA}).first, et);
@@ -297,7 +323,7 @@ Value Rewriter::run() {
         decomposeMixedValues({B, HA, Nq}).first, b.getF32Type()));
   auto op = AttentionOp::create(
       b, loc, resultTypes, q4, k4, v4, bias, keep, /*seed=*/Value(),
-      /*key_lengths=*/Value(), /*block_table=*/Value(),
+      keyLengths, /*block_table=*/Value(),
       /*query_offsets=*/Value(), /*key_offsets=*/Value(),
       b.getF32FloatAttr(c.scale ? c.scale->convertToFloat() : 1.0f),
       MaskKindAttr::get(ctx, c.mask), MaskAlignmentAttr::get(ctx, c.alignment),

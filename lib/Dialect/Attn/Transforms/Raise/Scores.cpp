@@ -83,10 +83,12 @@ LogicalResult Matcher::setStructuralMask(Window w, bool exact, Chain &chain) {
     for (MaskAlignment al :
          {MaskAlignment::top_left, MaskAlignment::bottom_right}) {
       // Bottom-right alignment states an offset Nk - Nq that the graph's
-      // constant window can only express for static lengths.
+      // constant window can only express for static lengths; with key
+      // lengths the op's offset would follow them, the graph's does not.
       bool lengthsStatic =
           !ShapedType::isDynamic(nq) && !ShapedType::isDynamic(nk);
-      if (al == MaskAlignment::bottom_right && !lengthsStatic)
+      if (al == MaskAlignment::bottom_right &&
+          (!lengthsStatic || chain.keyLengths))
         continue;
       int64_t off = al == MaskAlignment::bottom_right ? nk - nq : 0;
       if (al == MaskAlignment::bottom_right && off == 0)
@@ -163,10 +165,15 @@ bool Matcher::isFiniteScoreFunction(Term *t) {
 LogicalResult Matcher::splitScores(Chain &chain) {
   current = &chain;
   RaiseFailure saved = why;
-  for (MaskDrop drop : {MaskDrop::All, MaskDrop::NegInf, MaskDrop::None}) {
-    why = saved;
-    if (succeeded(splitScores(chain, drop)))
-      return success();
+  // A padding mask from sequence lengths as key lengths first; without,
+  // where the chain then fits no structural mask the op states.
+  for (bool lengths : {true, false}) {
+    allowKeyLengths = lengths;
+    for (MaskDrop drop : {MaskDrop::All, MaskDrop::NegInf, MaskDrop::None}) {
+      why = saved;
+      if (succeeded(splitScores(chain, drop)))
+        return success();
+    }
   }
   return failure();
 }
@@ -176,6 +183,7 @@ LogicalResult Matcher::splitScores(Chain &chain, MaskDrop drop) {
   chain.region = nullptr;
   chain.scale.reset();
   chain.bias = chain.keep = nullptr;
+  chain.keyLengths = nullptr;
   chain.mask = MaskKind::none;
   chain.alignment = MaskAlignment::top_left;
   chain.windowLeft = chain.windowRight = 0;
@@ -213,6 +221,37 @@ LogicalResult Matcher::splitScores(Chain &chain, MaskDrop drop) {
       Term *cond = s->args[0];
       if (hiddenArg && !readsScores(cond, scoresValue)) {
         Term *rest = s->args[hiddenArg == 2 ? 1 : 2];
+        // -inf past a per-batch length: the op's key lengths; and'ed with
+        // a window (causal AND padding), the window dropped as well.
+        if (allowKeyLengths && !finite && !chain.keyLengths) {
+          bool negate = hiddenArg == 1;
+          if (Term *len = keyLengthBound(cond, negate)) {
+            chain.keyLengths = len;
+            t = rest;
+            changed = true;
+            continue;
+          }
+          Term *c = cond;
+          while (c->kind == Term::Leaf && traceProducer(c) != c)
+            c = traceProducer(c);
+          // Shown where both show: a AND b, or NOT(a OR b) of hiding ones.
+          if (isOp<arith::AndIOp, arith::OrIOp>(c) &&
+              isa<arith::AndIOp>(c->op) != negate) {
+            for (int i = 0; i < 2 && !changed; ++i) {
+              Term *len = keyLengthBound(c->args[i], negate);
+              if (!len)
+                continue;
+              Window w = condWindow(c->args[1 - i], negate);
+              if (dropMask(MaskInfo{w, w.exact, finite})) {
+                chain.keyLengths = len;
+                t = rest;
+                changed = true;
+              }
+            }
+            if (changed)
+              continue;
+          }
+        }
         Window w = condWindow(cond, /*negate=*/hiddenArg == 1);
         if (dropMask(MaskInfo{w, w.exact, finite})) {
           t = rest;
@@ -229,11 +268,21 @@ LogicalResult Matcher::splitScores(Chain &chain, MaskDrop drop) {
         }
       }
     }
-    // T' + m with m a mask: 0 where it shows, hidden elsewhere.
+    // T' + m with m a mask: 0 where it shows, hidden elsewhere (or -inf
+    // past a per-batch length: the key lengths).
     if (isOp<arith::AddFOp>(s)) {
       for (int i = 0; i < 2 && !changed; ++i) {
         Term *m = s->args[1 - i];
-        if (!readsScores(m, scoresValue) && dropMask(maskInfo(m))) {
+        if (readsScores(m, scoresValue))
+          continue;
+        if (allowKeyLengths && !chain.keyLengths)
+          if (Term *len = keyLengthMask(m)) {
+            chain.keyLengths = len;
+            t = s->args[i];
+            changed = true;
+            continue;
+          }
+        if (dropMask(maskInfo(m))) {
           t = s->args[i];
           changed = true;
         }
