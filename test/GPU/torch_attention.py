@@ -454,6 +454,17 @@ def check_key_lengths():
     err = (got.transpose(1, 2).float() - ref).abs().max().item()
     report(err < 1e-2, f"flash_attn_with_kvcache, paged caches [pages, 256, "
            f"Hkv, D], int64 table, Nq {nq}: max|err| {err:.1e}")
+    # A decode loop over one cache capacity: every length, one compilation
+    # (the lengths are launch arguments, not part of the kernels).
+    before = attention_kernels.cache_stats()["compiled"]
+    q1 = q[:, :, :1]
+    for n in (1, 7, 64, 1000, 2049, 4096):
+        aft.attention(q1, k, v, causal=True, alignment="bottom_right",
+                      key_lengths=torch.full((b,), n, dtype=torch.int32,
+                                             device="cuda"))
+    compiled = attention_kernels.cache_stats()["compiled"] - before
+    report(compiled <= 1, f"decode over one cache at 6 lengths (1 ... 4096): "
+           f"{compiled} compilation(s)")
     # FlashAttention's convention, int64 lengths, and torch.compile.
     q = torch.randn(b, 16, hq, d, device="cuda", dtype=torch.bfloat16,
                     generator=g)
