@@ -10,6 +10,8 @@ writes, for test/Dialect/Attn/Transforms/mask_key_lengths.test, the
 torch.export + torch_mlir.fx (linalg-on-tensors) of:
 
   key_lengths_sdpa.mlir      additive -inf mask to SDPA
+  key_lengths_sdpa_bool.mlir boolean keep mask `arange < lengths` to SDPA
+                             (NeMo's and ESPnet's form)
   key_lengths_eager.mlir     masked_fill(-inf) of the scores, softmax, @ v
   key_lengths_causal.mlir    causal (top-left) AND the padding, eager
   key_lengths_per_head.mlir  lengths per head (not per batch): no key lengths
@@ -50,6 +52,14 @@ class Sdpa(torch.nn.Module):
         mask = torch.zeros(b, 1, 1, n).masked_fill(
             pad_mask(lengths, n)[:, None, None, :], float("-inf"))
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class SdpaBool(torch.nn.Module):
+    def forward(self, q, k, v, lengths):
+        b, n = k.shape[0], k.shape[2]
+        keep = torch.arange(n).expand(b, n) < lengths.unsqueeze(-1)
+        return F.scaled_dot_product_attention(q, k, v,
+                                              attn_mask=keep[:, None, None, :])
 
 
 class Eager(torch.nn.Module):
@@ -130,6 +140,7 @@ def main():
     k, v = torch.randn(2, 4, 8, 16), torch.randn(2, 4, 8, 16)
     lengths = torch.tensor([5, 8, 3, 6])
     for name, module, lens in (("sdpa", Sdpa(), lengths[:2]),
+                               ("sdpa_bool", SdpaBool(), lengths[:2]),
                                ("eager", Eager(), lengths[:2]),
                                ("causal", Causal(), lengths[:2]),
                                ("per_head", PerHead(), lengths),
