@@ -57,6 +57,8 @@ std::string AttentionChainMatch::describe() const {
   if (chain->droppedMasks)
     parts.push_back(std::to_string(chain->droppedMasks) +
                     " mask term(s) dropped");
+  if (chain->keyLengths)
+    parts.push_back("key lengths");
   if (chain->lse)
     parts.push_back("lse");
   return llvm::join(parts, "; ");
