@@ -184,16 +184,15 @@ void attnfuse::gpu_kernels::maskScores(KB &e, const KernelPlan &plan,
   DenseMap<int64_t, Value> pages;
   auto pageOk = [&](int64_t j, int64_t i) -> Value {
     const int64_t ps = plan.pageSize;
-    int64_t group = ps % plan.cfg.blockK == 0 ? -1
-                    : ps % 8 == 0             ? j
-                                              : 2 * (sl.nTiles + j) + i % 2;
+    bool wholeBlock = ps % plan.cfg.blockK == 0, wholeTile = ps % 8 == 0;
+    int64_t group = wholeBlock ? -1 : wholeTile ? j : 2 * j + i % 2;
     Value &ok = pages[group];
-    if (!ok)
-      ok = pageValid(e, group == -1 ? k0
-                        : ps % 8 == 0
-                            ? e.add(k0, e.idx(8 * j))
-                            : e.add(e.add(k0, t2), e.idx(8 * j + i % 2)));
-    return ok;
+    if (ok)
+      return ok;
+    Value key = wholeBlock  ? k0
+                : wholeTile ? e.add(k0, e.idx(8 * j))
+                            : e.add(e.add(k0, t2), e.idx(8 * j + i % 2));
+    return ok = pageValid(e, key);
   };
   ElementMask mask{e, plan, Value()};
   Value key = e.add(k0, t2);

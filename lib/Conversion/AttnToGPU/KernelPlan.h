@@ -207,7 +207,8 @@ enum class ArgRole {
 
 /// The roles of the arguments of the kernel of `plan` before its tensor
 /// maps, in order. Forward: Q, K, V, [bias], [keep], [seed],
-/// [key lengths], [block table], [captures...], O, lse. BackwardPre: dO, O, Di, dQ accumulator.
+/// [key lengths], [block table], [captures...], O, lse. BackwardPre: dO,
+/// O, Di, dQ accumulator.
 /// With key splits (kvSplits > 1) the forward writes O partial and lse
 /// partial (f32 [kvSplits * B, Hq, Nq, Dv] and [kvSplits * B, Hq, Nq])
 /// instead of O and lse, and ForwardCombine takes O partial, lse partial,
@@ -249,8 +250,8 @@ struct KernelArgs {
   /// Maps each capture of `plan` to its kernel argument, a captured tensor
   /// to the tensor of its buffer (the region reads it with tensor.extract;
   /// bufferization turns the reads into loads), and views the key lengths
-  /// as a tensor the same way (for sizesAt). Emitted at the insertion point
-  /// of `b`, once per kernel.
+  /// and the block table as tensors the same way (for sizesAt, keyRow,
+  /// keyPageValid). Emitted at the insertion point of `b`, once per kernel.
   void mapCaptures(const KernelPlan &plan, OpBuilder &b, Location loc);
   /// The sizes the tiles of batch `batch` (an index) see, the one
   /// description of sizes every layer reads (attn::SizeValues): the plan's

@@ -602,10 +602,12 @@ static bool isPerBatch(Term *t, std::optional<unsigned> bDim, Value scores) {
 }
 
 Term *Matcher::keyLengthBound(Term *c, bool negate) {
-  if (!current || (c->kind == Term::Leaf && traceProducer(c) == c))
+  if (!current)
     return nullptr;
-  if (c->kind == Term::Leaf)
-    return keyLengthBound(traceProducer(c), negate);
+  if (c->kind == Term::Leaf) {
+    Term *p = traceProducer(c);
+    return p != c ? keyLengthBound(p, negate) : nullptr;
+  }
   if (isOp<arith::XOrIOp>(c) && c->type.isInteger(1)) {
     for (int i = 0; i < 2; ++i)
       if (std::optional<int64_t> v = intConstant(c->args[i]))

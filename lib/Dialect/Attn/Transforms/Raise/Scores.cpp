@@ -232,8 +232,8 @@ LogicalResult Matcher::splitScores(Chain &chain, MaskDrop drop) {
             continue;
           }
           Term *c = cond;
-          while (c->kind == Term::Leaf && traceProducer(c) != c)
-            c = traceProducer(c);
+          for (Term *p; c->kind == Term::Leaf && (p = traceProducer(c)) != c;)
+            c = p;
           // Shown where both show: a AND b, or NOT(a OR b) of hiding ones.
           if (isOp<arith::AndIOp, arith::OrIOp>(c) &&
               isa<arith::AndIOp>(c->op) != negate) {
